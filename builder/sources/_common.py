@@ -1,0 +1,465 @@
+"""Shared machinery of the readers: per-model parts, parallel map, assembly into a matrix.
+
+Every reader works in two steps so that many models can be read in parallel:
+
+``scan(path, options) -> list[Unit]``
+    cheap: list files, decide which runs to read; one :class:`Unit` per model (picklable);
+``read_unit(unit) -> ModelPart``
+    read one model's files (only the needed columns) into sparse :class:`Block` s.
+
+:func:`map_units` runs ``read_unit`` over the units (serially, or in a process/thread pool)
+and :func:`assemble` reduces the parts into one :class:`ResponseMatrix`: the union of the
+item keys, item ids named by the matrix convention, duplicates checked. Memory is bounded by
+the output matrix (each part holds one model's scores).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import os
+import re
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..matrix import ResponseMatrix, subscenario_of
+from . import SourceError
+
+
+@dataclass
+class Options:
+    """User choices shared by every reader."""
+
+    task: str | None = None
+    metric: str | None = None
+    filter: str | None = None
+    content: str | None = None
+
+
+@dataclass
+class Block:
+    """Scores of one model on (part of) one scenario/subscenario.
+
+    ``index`` holds the item positions within the subscenario (ints: doc ids, row positions)
+    or string keys (HELM instance ids, AlpacaEval instructions). ``scenario=None`` means
+    ``index`` already holds final item ids (score tables).
+    """
+
+    scenario: str | None
+    subscenario: str
+    index: np.ndarray
+    scores: np.ndarray
+    content: pd.DataFrame | None = None  # rows aligned with ``index``
+    rank: int = 1000  # scenario sort rank (known benchmarks in their usual order)
+    expected: int | None = None  # full size of the subscenario when known (ints only)
+    what: str = ""  # metric/filter description, for messages
+
+
+@dataclass
+class ModelPart:
+    model: str
+    source: str
+    blocks: list[Block] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    available: list[str] = field(default_factory=list)  # tasks seen, for "task not found" messages
+
+
+@dataclass
+class Unit:
+    """One model's worth of reading work (picklable, sent to a worker)."""
+
+    reader: str  # module name inside builder.sources
+    source: str  # the path shown in messages
+    model: str
+    payload: dict[str, Any]
+    options: Options = field(default_factory=Options)
+    want_content: bool = False
+
+
+# --------------------------------------------------------------------------- values
+_TRUE = {"true": 1.0, "false": 0.0}
+
+
+def to_float(value: Any) -> float:
+    """Coerce a per-example score: numbers, bools, numeric strings, lists (mean), None -> NaN."""
+    if value is None:
+        return math.nan
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return float(value)
+    if isinstance(value, str):
+        s = value.strip()
+        if s.lower() in _TRUE:
+            return _TRUE[s.lower()]
+        if s == "" or s.lower() in ("nan", "none", "null", "n/a"):
+            return math.nan
+        return float(s)  # ValueError for junk: the caller names the file
+    if isinstance(value, (list, tuple)):
+        vals = [to_float(v) for v in value]
+        vals = [v for v in vals if not math.isnan(v)]
+        return float(np.mean(vals)) if vals else math.nan
+    raise ValueError(f"not a score: {value!r}")
+
+
+def int_or_str(values: Sequence[Any]) -> np.ndarray:
+    """Indices as int64 when they all are integers (or integer strings), else str objects."""
+    try:
+        out = np.array([int(v) for v in values], dtype=np.int64)
+        if all(str(v).strip() == str(o) or isinstance(v, (int, np.integer)) for v, o in zip(values, out)):
+            return out
+    except (TypeError, ValueError):
+        pass
+    return np.array([str(v) for v in values], dtype=object)
+
+
+def natural_key(text: str) -> list:
+    """Sort key treating digit runs as numbers (``v1.10.0`` after ``v1.9.0``)."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(text))]
+
+
+# --------------------------------------------------------------------------- files
+def read_json(path: str | os.PathLike) -> Any:
+    """``json.load`` whose errors name the file and the line."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise SourceError(
+            f"{path}: line {exc.lineno}: invalid JSON ({exc.msg}); the file is truncated or corrupt"
+        ) from exc
+    except UnicodeDecodeError as exc:
+        raise SourceError(f"{path}: not UTF-8 text ({exc.reason}); the file is corrupt") from exc
+
+
+def iter_records(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
+    """Yield ``(line number, record)`` from a JSON-lines file or a JSON array file.
+
+    lm-eval v0.4.0-0.4.2 wrote its ``.jsonl`` samples as a pretty-printed JSON array; the
+    first non-blank character tells the two apart. Errors name the file and the line.
+    """
+    path = Path(path)
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    with fh:
+        head = fh.read(4096).lstrip()
+        fh.seek(0)
+        if head.startswith(b"["):
+            data = read_json(path)
+            if not isinstance(data, list):
+                raise SourceError(f"{path}: expected a JSON array of records")
+            for i, rec in enumerate(data):
+                if not isinstance(rec, dict):
+                    raise SourceError(f"{path}: record {i} is not a JSON object")
+                yield i + 1, rec
+            return
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise SourceError(
+                    f"{path}: line {lineno}: invalid JSON ({exc.msg}); the file is truncated or corrupt"
+                ) from exc
+            except UnicodeDecodeError as exc:
+                raise SourceError(f"{path}: line {lineno}: not UTF-8 text; the file is corrupt") from exc
+            if not isinstance(rec, dict):
+                raise SourceError(f"{path}: line {lineno}: expected a JSON object, got {type(rec).__name__}")
+            yield lineno, rec
+
+
+def read_content_table(path: str | os.PathLike) -> pd.DataFrame:
+    """A content file (parquet, CSV/TSV, JSON array or JSON lines) as a DataFrame."""
+    path = Path(path)
+    if not path.exists():
+        raise SourceError(f"{path}: content file not found")
+    name = path.name.lower()
+    try:
+        if name.endswith((".parquet", ".pq")):
+            df = pd.read_parquet(path)
+        elif name.endswith((".csv", ".csv.gz", ".tsv")):
+            df = pd.read_csv(path, sep="\t" if name.endswith(".tsv") else ",", dtype={"item_id": str})
+        elif name.endswith(".jsonl"):
+            df = pd.DataFrame([rec for _, rec in iter_records(path)])
+        elif name.endswith(".json"):
+            data = read_json(path)
+            df = pd.DataFrame(data)
+        else:
+            raise SourceError(f"{path}: unknown content file type (use parquet, CSV or JSON)")
+    except SourceError:
+        raise
+    except Exception as exc:
+        raise SourceError(f"{path}: cannot read content file: {exc}") from exc
+    if "item_id" in df.columns:
+        df["item_id"] = df["item_id"].astype(str)
+    return df
+
+
+def walk_files(root: Path, max_depth: int = 6) -> Iterator[Path]:
+    """Files under ``root`` (sorted, depth-limited, hidden entries skipped)."""
+    root = Path(root)
+    if root.is_file():
+        yield root
+        return
+    base_depth = len(root.parts)
+    for dirpath, dirnames, filenames in os.walk(root):
+        depth = len(Path(dirpath).parts) - base_depth
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".")) if depth < max_depth else []
+        for name in sorted(filenames):
+            if not name.startswith("."):
+                yield Path(dirpath) / name
+
+
+# --------------------------------------------------------------------------- parallel map
+def read_unit(unit: Unit) -> list[ModelPart]:
+    """Run the unit's reader; always a list (a folder may hold several models)."""
+    module = importlib.import_module(f"{__package__}.{unit.reader}")
+    out = module.read_unit(unit)
+    return [out] if isinstance(out, ModelPart) else list(out)
+
+
+def map_units(
+    units: Sequence[Unit],
+    workers: int | None = None,
+    executor: str | None = None,
+    progress: bool = False,
+) -> list[ModelPart]:
+    """``read_unit`` over every unit, in unit order.
+
+    ``executor``: ``"process"`` (default for many units: JSON parsing holds the GIL),
+    ``"thread"`` or ``"serial"``. ``workers`` defaults to the CPU count.
+    """
+    n = len(units)
+    if workers is None:
+        workers = min(os.cpu_count() or 1, n)
+    kind = executor or ("serial" if workers <= 1 or n < 4 else "process")
+    bar = _progress(n, progress)
+    try:
+        if kind == "serial" or workers <= 1:
+            out = []
+            for u in units:
+                out.extend(read_unit(u))
+                bar.update(1)
+            return out
+        if kind == "thread":
+            pool: Any = ThreadPoolExecutor(max_workers=workers)
+            chunksize = 1
+        elif kind == "process":
+            import multiprocessing as mp
+
+            # fork is unsafe once pyarrow's thread pools exist in the parent; forkserver workers
+            # start from a clean process and import the readers once.
+            ctx = mp.get_context("forkserver")
+            ctx.set_forkserver_preload([__name__])
+            pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+            chunksize = max(1, min(16, n // (workers * 8)))
+        else:
+            raise ValueError(f"unknown executor {kind!r} (use process, thread or serial)")
+        out = []
+        try:
+            for parts in pool.map(read_unit, units, chunksize=chunksize):
+                out.extend(parts)
+                bar.update(1)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+        return out
+    finally:
+        bar.close()
+
+
+class _NoBar:
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress(total: int, enabled: bool):
+    if not enabled:
+        return _NoBar()
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # pragma: no cover
+        return _NoBar()
+    return tqdm(total=total, unit="model", desc="reading", leave=False)
+
+
+# --------------------------------------------------------------------------- assembly
+def _check_block(part: ModelPart, b: Block) -> None:
+    if len(b.index) != len(b.scores):
+        raise SourceError(f"{part.source}: internal error: {len(b.index)} keys for {len(b.scores)} scores")
+    if len(pd.unique(b.index)) != len(b.index):
+        dup = pd.Index(b.index)[pd.Index(b.index).duplicated()][0]
+        raise SourceError(f"{part.source}: model {part.model!r}: duplicate item {dup!r} in {b.scenario or 'table'}")
+    s = b.scores
+    bad = ~np.isnan(s) & ((s < 0) | (s > 1) | np.isinf(s))
+    if bad.any():
+        what = f" ({b.what})" if b.what else ""
+        where = f"{b.scenario}/{b.subscenario}".rstrip("/") if b.scenario else "table"
+        raise SourceError(
+            f"{part.source}: model {part.model!r}: {where}{what} has {int(bad.sum())} score(s) outside [0, 1], "
+            f"e.g. {s[bad][0]!r}; choose a metric in [0, 1] (--metric)"
+        )
+
+
+def item_id(scenario: str | None, subscenario: str, index: Any, multi: bool) -> str:
+    """Item id by the matrix convention (``<index>``, ``<sub>.<index>``, ``<scenario>.<...>``)."""
+    if scenario is None:
+        return str(index)
+    pieces = ([scenario] if multi else []) + ([subscenario] if subscenario else []) + [str(index)]
+    return ".".join(pieces)
+
+
+def assemble(
+    parts: Sequence[ModelPart],
+    content: str | os.PathLike | pd.DataFrame | None = None,
+    notes: Iterable[str] = (),
+) -> ResponseMatrix:
+    """Reduce per-model parts into one matrix (union of items; conflicting duplicates raise)."""
+    if not parts:
+        raise SourceError("no models found in the sources")
+    groups: dict[tuple, dict] = {}
+    for part in parts:
+        for b in part.blocks:
+            _check_block(part, b)
+            g = groups.setdefault((b.scenario, b.subscenario), {"rank": b.rank, "idx": [], "expected": 0})
+            g["rank"] = min(g["rank"], b.rank)
+            g["idx"].append(b.index)
+            if b.expected:
+                g["expected"] = max(g["expected"], int(b.expected))
+    if not groups:
+        raise SourceError("the sources hold no scores (check --task / --metric / --filter)")
+    scenarios = {s for s, _ in groups if s is not None}
+    multi = len(scenarios) > 1
+
+    def gkey(k):
+        s, sub = k
+        return (s is None, groups[k]["rank"], s or "", sub)
+
+    item_col: dict[str, int] = {}
+    info_rows: list[tuple[str, Any, str]] = []
+    lookups: dict[tuple, tuple[pd.Index, np.ndarray]] = {}
+    for key in sorted(groups, key=gkey):
+        g = groups[key]
+        arrays = g["idx"]
+        if all(a.dtype != object for a in arrays):
+            allidx = np.concatenate(arrays + ([np.arange(g["expected"])] if g["expected"] else []))
+            union = np.unique(allidx.astype(np.int64))
+        else:
+            union = pd.unique(np.concatenate([a.astype(object) for a in arrays]))
+        ids = [item_id(key[0], key[1], i, multi) for i in union]
+        cols = np.empty(len(ids), dtype=np.int64)
+        for j, iid in enumerate(ids):
+            col = item_col.get(iid)
+            if col is None:
+                col = item_col[iid] = len(item_col)
+                info_rows.append((iid, key[0], key[1]))
+            cols[j] = col
+        lookups[key] = (pd.Index(union), cols)
+
+    models: dict[str, int] = {}
+    sources: dict[str, list[str]] = {}
+    for part in parts:
+        models.setdefault(part.model, len(models))
+        sources.setdefault(part.model, []).append(part.source)
+    items = list(item_col)
+    scores = np.full((len(models), len(items)), np.nan)
+    for part in parts:
+        row = models[part.model]
+        for b in part.blocks:
+            index, cols = lookups[(b.scenario, b.subscenario)]
+            c = cols[index.get_indexer(b.index)]
+            old = scores[row, c]
+            new = np.asarray(b.scores, dtype=np.float64)
+            clash = ~np.isnan(old) & ~np.isnan(new) & (np.abs(old - new) > 1e-9)
+            if clash.any():
+                k = int(np.argmax(clash))
+                srcs = sorted(set(sources[part.model]))
+                raise SourceError(
+                    f"conflicting scores for model {part.model!r}, item {items[c[k]]!r}: "
+                    f"{float(old[k])!r} vs {float(new[k])!r} (sources: {', '.join(srcs)})"
+                )
+            scores[row, c] = np.where(np.isnan(new), old, new)
+
+    info = _item_info(parts, info_rows, lookups, multi)
+    if content is not None:
+        info = _join_content(info, content)
+    all_notes = list(notes)
+    for part in parts:
+        all_notes.extend(n for n in part.notes if n not in all_notes)
+    return ResponseMatrix(scores, list(models), items, info, notes=all_notes)
+
+
+def _item_info(parts, info_rows, lookups, multi) -> pd.DataFrame:
+    ids = [r[0] for r in info_rows]
+    info = pd.DataFrame(
+        {
+            "scenario": [r[1] if r[1] is not None else None for r in info_rows],
+            "subscenario": [subscenario_of(r[0]) if (multi or r[1] is None) else r[2] for r in info_rows],
+        },
+        index=pd.Index(ids, name="item"),
+    )
+    frames = []
+    for part in parts:
+        for b in part.blocks:
+            if b.content is None or b.content.empty:
+                continue
+            index, cols = lookups[(b.scenario, b.subscenario)]
+            c = cols[index.get_indexer(b.index)]
+            f = b.content.reset_index(drop=True).copy()
+            f.index = pd.Index([ids[k] for k in c], name="item")
+            frames.append(f)
+    if frames:
+        content = pd.concat(frames)
+        content = content[~content.index.duplicated(keep="first")]
+        extra = [c for c in content.columns if c not in info.columns]
+        info = info.join(content[extra], how="left")
+    return info
+
+
+def _join_content(info: pd.DataFrame, content: str | os.PathLike | pd.DataFrame) -> pd.DataFrame:
+    df = content if isinstance(content, pd.DataFrame) else read_content_table(content)
+    if "item_id" not in df.columns:
+        return info
+    df = df.assign(item_id=df["item_id"].astype(str)).drop_duplicates("item_id").set_index("item_id")
+    extra = [c for c in df.columns if c not in info.columns]
+    if not extra:
+        return info
+    return info.join(df[extra], how="left")
+
+
+def matrix_to_parts(matrix: ResponseMatrix, source: str, scenario: str | None = None) -> list[ModelPart]:
+    """Split a matrix into one part per model, for merging with other sources.
+
+    ``scenario=None`` keeps the item ids as they are (score tables); a scenario name makes the
+    ids positions of that scenario (renamed ``<scenario>.<id>`` when several scenarios merge).
+    """
+    if scenario is None:
+        index = np.array(matrix.items, dtype=object)
+    else:
+        index = int_or_str(matrix.items)
+    content = None
+    if matrix.item_info is not None:
+        extra = [c for c in matrix.item_info.columns if c not in ("scenario", "subscenario")]
+        if extra:
+            content = matrix.item_info[extra].reset_index(drop=True)
+    parts = []
+    for r, model in enumerate(matrix.models):
+        block = Block(scenario, "", index, matrix.scores[r].copy(), content if r == 0 else None, rank=1000)
+        parts.append(ModelPart(model, source, [block], notes=list(matrix.notes) if r == 0 else []))
+    return parts
