@@ -156,26 +156,31 @@ def ingest(
     options = Options(task=task, metric=metric, filter=filter, content=str(content) if content is not None else None)
     import importlib
 
-    parts = []
+    per_source: list[list] = []  # parts per source, in source order
     units = []
+    owner: list[int] = []  # source index of each unit
     notes: list[str] = []
-    for src in sources:
+    for k, src in enumerate(sources):
         kind = format or detect_source(src)
         module = importlib.import_module(f"builder.sources.{FORMATS[kind]}")
+        per_source.append([])
         if kind == "table":
             m = module.read(src)
-            parts.extend(matrix_to_parts(m, str(src)))
+            per_source[k].extend(matrix_to_parts(m, str(src)))
             if task or metric or filter:
                 notes.append(f"{src}: a score table; --task/--metric/--filter do not apply")
         elif kind == "legacy_pickle":
             m = module.read(src, task=task)
-            parts.extend(matrix_to_parts(m, str(src), scenario=str(m.item_info["scenario"].iloc[0])))
+            per_source[k].extend(matrix_to_parts(m, str(src), scenario=str(m.item_info["scenario"].iloc[0])))
         else:
             found = module.scan(src, options)
             if found:
                 found[0].want_content = True
             units.extend(found)
-    parts.extend(map_units(units, workers=workers, executor=executor, progress=progress))
+            owner.extend([k] * len(found))
+    for k, got in zip(owner, map_units(units, workers=workers, executor=executor, progress=progress, flatten=False)):
+        per_source[k].extend(got)
+    parts = [p for group in per_source for p in group]
     if not any(p.blocks for p in parts):
         avail = sorted({t for p in parts for t in p.available})
         if task and avail:

@@ -237,8 +237,9 @@ def map_units(
     workers: int | None = None,
     executor: str | None = None,
     progress: bool = False,
-) -> list[ModelPart]:
-    """``read_unit`` over every unit, in unit order.
+    flatten: bool = True,
+) -> list:
+    """``read_unit`` over every unit, in unit order (``flatten=False``: one list per unit).
 
     ``executor``: ``"process"`` (default for many units: JSON parsing holds the GIL),
     ``"thread"`` or ``"serial"``. ``workers`` defaults to the CPU count.
@@ -252,7 +253,8 @@ def map_units(
         if kind == "serial" or workers <= 1:
             out = []
             for u in units:
-                out.extend(read_unit(u))
+                got = read_unit(u)
+                out.extend(got) if flatten else out.append(got)
                 bar.update(1)
             return out
         if kind == "thread":
@@ -271,8 +273,8 @@ def map_units(
             raise ValueError(f"unknown executor {kind!r} (use process, thread or serial)")
         out = []
         try:
-            for parts in pool.map(read_unit, units, chunksize=chunksize):
-                out.extend(parts)
+            for got in pool.map(read_unit, units, chunksize=chunksize):
+                out.extend(got) if flatten else out.append(got)
                 bar.update(1)
         finally:
             pool.shutdown(wait=True, cancel_futures=True)

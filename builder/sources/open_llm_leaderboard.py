@@ -232,6 +232,8 @@ def _read_scores(pf, path: str, metric: str) -> np.ndarray:
         import pyarrow as pa
         import pyarrow.compute as pc
 
+        if pa.types.is_struct(arr.type):  # ParquetFile.read keeps the struct, with only that field
+            arr = pc.struct_field(arr, [arr.type.get_field_index(metric)])
         if pa.types.is_boolean(arr.type) or pa.types.is_integer(arr.type):
             arr = pc.cast(arr, pa.float64())
         elif pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
