@@ -47,13 +47,14 @@ class Block:
     """Scores of one model on (part of) one scenario/subscenario.
 
     ``index`` holds the item positions within the subscenario (ints: doc ids, row positions)
-    or string keys (HELM instance ids, AlpacaEval instructions). ``scenario=None`` means
+    or string keys (HELM instance ids, AlpacaEval instructions); ``None`` means the positions
+    ``0 .. len(scores)-1`` (row order, stored without an array). ``scenario=None`` means
     ``index`` already holds final item ids (score tables).
     """
 
     scenario: str | None
     subscenario: str
-    index: np.ndarray
+    index: np.ndarray | None
     scores: np.ndarray
     content: pd.DataFrame | None = None  # rows aligned with ``index``
     rank: int = 1000  # scenario sort rank (known benchmarks in their usual order)
@@ -241,13 +242,14 @@ def map_units(
 ) -> list:
     """``read_unit`` over every unit, in unit order (``flatten=False``: one list per unit).
 
-    ``executor``: ``"process"`` (default for many units: JSON parsing holds the GIL),
-    ``"thread"`` or ``"serial"``. ``workers`` defaults to the CPU count.
+    ``executor``: ``"process"`` (default for many units: JSON parsing holds the GIL; threads
+    when the main module is a plain script, see :func:`_processes_safe`), ``"thread"`` or
+    ``"serial"``. ``workers`` defaults to the CPU count.
     """
     n = len(units)
     if workers is None:
         workers = min(os.cpu_count() or 1, n)
-    kind = executor or ("serial" if workers <= 1 or n < 4 else "process")
+    kind = executor or ("serial" if workers <= 1 or n < 4 else "process" if _processes_safe() else "thread")
     bar = _progress(n, progress)
     try:
         if kind == "serial" or workers <= 1:
@@ -283,6 +285,19 @@ def map_units(
         bar.close()
 
 
+def _processes_safe() -> bool:
+    """Can worker processes start without re-running the user's script?
+
+    Workers start from a fork server, which imports the parent's ``__main__``: safe for
+    ``python -m ...`` (the CLI, pytest) and interactive sessions, not for a plain script that
+    lacks an ``if __name__ == "__main__"`` guard; there threads are used instead.
+    """
+    import sys
+
+    main = sys.modules.get("__main__")
+    return main is None or getattr(main, "__spec__", None) is not None or not hasattr(main, "__file__")
+
+
 class _NoBar:
     def update(self, n: int = 1) -> None:
         pass
@@ -303,10 +318,16 @@ def _progress(total: int, enabled: bool):
 
 # --------------------------------------------------------------------------- assembly
 def _check_block(part: ModelPart, b: Block) -> None:
-    if len(b.index) != len(b.scores):
+    if b.index is None:
+        idx = np.empty(0, dtype=np.int64)
+    elif len(b.index) != len(b.scores):
         raise SourceError(f"{part.source}: internal error: {len(b.index)} keys for {len(b.scores)} scores")
-    if len(pd.unique(b.index)) != len(b.index):
-        dup = pd.Index(b.index)[pd.Index(b.index).duplicated()][0]
+    else:
+        idx = b.index
+    if idx.dtype != object and (len(idx) < 2 or bool(np.all(idx[1:] > idx[:-1]))):
+        pass  # sorted ints: unique (the common case, checked fast)
+    elif len(pd.unique(idx)) != len(idx):
+        dup = pd.Index(idx)[pd.Index(idx).duplicated()][0]
         raise SourceError(f"{part.source}: model {part.model!r}: duplicate item {dup!r} in {b.scenario or 'table'}")
     s = b.scores
     bad = ~np.isnan(s) & ((s < 0) | (s > 1) | np.isinf(s))
@@ -341,7 +362,7 @@ def assemble(
             _check_block(part, b)
             g = groups.setdefault((b.scenario, b.subscenario), {"rank": b.rank, "idx": [], "expected": 0})
             g["rank"] = min(g["rank"], b.rank)
-            g["idx"].append(b.index)
+            g["idx"].append(b.index if b.index is not None else len(b.scores))
             if b.expected:
                 g["expected"] = max(g["expected"], int(b.expected))
     if not groups:
@@ -358,11 +379,15 @@ def assemble(
     lookups: dict[tuple, tuple[pd.Index, np.ndarray]] = {}
     for key in sorted(groups, key=gkey):
         g = groups[key]
-        arrays = g["idx"]
-        if all(a.dtype != object for a in arrays):
-            allidx = np.concatenate(arrays + ([np.arange(g["expected"])] if g["expected"] else []))
-            union = np.unique(allidx.astype(np.int64))
+        arrays = [a for a in g["idx"] if not isinstance(a, int)]
+        span = max([a for a in g["idx"] if isinstance(a, int)] + [g["expected"] or 0])
+        if not arrays:
+            union = np.arange(span, dtype=np.int64)
+        elif all(a.dtype != object for a in arrays):
+            union = np.unique(np.concatenate(arrays + [np.arange(span)]).astype(np.int64))
         else:
+            if span:
+                arrays.append(np.arange(span))
             union = pd.unique(np.concatenate([a.astype(object) for a in arrays]))
         ids = [item_id(key[0], key[1], i, multi) for i in union]
         cols = np.empty(len(ids), dtype=np.int64)
@@ -372,7 +397,7 @@ def assemble(
                 col = item_col[iid] = len(item_col)
                 info_rows.append((iid, key[0], key[1]))
             cols[j] = col
-        lookups[key] = (pd.Index(union), cols)
+        lookups[key] = (union if union.dtype != object else pd.Index(union), cols)
 
     models: dict[str, int] = {}
     sources: dict[str, list[str]] = {}
@@ -384,8 +409,7 @@ def assemble(
     for part in parts:
         row = models[part.model]
         for b in part.blocks:
-            index, cols = lookups[(b.scenario, b.subscenario)]
-            c = cols[index.get_indexer(b.index)]
+            c = _columns(lookups[(b.scenario, b.subscenario)], b.index, len(b.scores))
             old = scores[row, c]
             new = np.asarray(b.scores, dtype=np.float64)
             clash = ~np.isnan(old) & ~np.isnan(new) & (np.abs(old - new) > 1e-9)
@@ -407,6 +431,20 @@ def assemble(
     return ResponseMatrix(scores, list(models), items, info, notes=all_notes)
 
 
+def _columns(lookup: tuple, index: np.ndarray | None, n: int) -> np.ndarray:
+    """Matrix columns of a block's keys (ints: binary search in the sorted union)."""
+    union, cols = lookup
+    if index is None:
+        if isinstance(union, np.ndarray) and n and union[0] == 0 and union[n - 1] == n - 1:
+            return cols[:n]  # sorted unique ints starting 0..n-1: positions are a prefix
+        index = np.arange(n, dtype=np.int64)
+    if isinstance(union, np.ndarray):
+        if len(index) == len(union) and index.dtype == union.dtype and np.array_equal(index, union):
+            return cols
+        return cols[np.searchsorted(union, index)]
+    return cols[union.get_indexer(index)]
+
+
 def _item_info(parts, info_rows, lookups, multi) -> pd.DataFrame:
     ids = [r[0] for r in info_rows]
     info = pd.DataFrame(
@@ -421,8 +459,7 @@ def _item_info(parts, info_rows, lookups, multi) -> pd.DataFrame:
         for b in part.blocks:
             if b.content is None or b.content.empty:
                 continue
-            index, cols = lookups[(b.scenario, b.subscenario)]
-            c = cols[index.get_indexer(b.index)]
+            c = _columns(lookups[(b.scenario, b.subscenario)], b.index, len(b.scores))
             f = b.content.reset_index(drop=True).copy()
             f.index = pd.Index([ids[k] for k in c], name="item")
             frames.append(f)

@@ -301,7 +301,7 @@ def read_unit(unit: Unit) -> ModelPart:
             content = _read_content(pf, path) if first_content else None
             _, _, _, rows, _ = classify(task_name)
             part.blocks.append(
-                Block(scenario, sub, np.arange(len(scores), dtype=np.int64), scores, content,
+                Block(scenario, sub, None, scores, content,
                       rank=rank, expected=rows, what=metric)
             )
     return part
