@@ -91,3 +91,13 @@ def test_bad_input(tmp_path):
     write_helm_run(tmp_path / "u", "foo:model=m", "org/m", ["foo"], {}, [])
     with pytest.raises(SourceError, match="not a HELM Lite scenario"):
         helm.read(tmp_path / "u")
+
+
+def test_conflicting_duplicate_instances(tmp_path):
+    suite = tmp_path / "s"
+    entry = lambda v: {"instance_id": "id0", "train_trial_index": 0, "stats": [helm_stat("final_number_exact_match", v)]}
+    write_helm_run(suite, "gsm:model=m", "org/m", ["gsm"], {}, [entry(1.0), entry(1.0)])
+    assert helm.read(suite).shape == (1, 1)  # identical duplicates are harmless
+    write_helm_run(suite, "gsm:model=m", "org/m", ["gsm"], {}, [entry(1.0), entry(0.0)])
+    with pytest.raises(SourceError, match="entry 1: conflicting duplicate for instance id0"):
+        helm.read(suite)

@@ -158,6 +158,7 @@ def read_run(run: dict, want_content: bool = False) -> tuple[Block, list[str]]:
     if not isinstance(stats, list):
         raise SourceError(f"{d / STATS}: expected a list of per-instance stats")
     values: dict[str, list[float]] = {}
+    seen_trials: dict[tuple[str, Any], float] = {}
     names_seen: set[str] = set()
     for i, entry in enumerate(stats):
         if not isinstance(entry, dict) or "instance_id" not in entry:
@@ -177,9 +178,19 @@ def read_run(run: dict, want_content: bool = False) -> tuple[Block, list[str]]:
         vals = values.setdefault(iid, [])
         if found is not None:
             try:
-                vals.append(_stat_value(found))
+                v = _stat_value(found)
             except (TypeError, ValueError):
                 raise SourceError(f"{d / STATS}: entry {i}: stat {metric} is not a number") from None
+            key = (iid, entry.get("train_trial_index", 0))
+            if key in seen_trials:
+                if seen_trials[key] != v and not (math.isnan(v) and math.isnan(seen_trials[key])):
+                    raise SourceError(
+                        f"{d / STATS}: entry {i}: conflicting duplicate for instance {iid} "
+                        f"(trial {key[1]}): {metric}={v!r} vs {seen_trials[key]!r}"
+                    )
+                continue
+            seen_trials[key] = v
+            vals.append(v)
     if not values:
         raise SourceError(f"{d / STATS}: no unperturbed instances")
     if not any(values.values()):
