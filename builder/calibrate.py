@@ -1,0 +1,56 @@
+"""gp-IRT lambda and interval calibration on held-out (validation) training models.
+
+Inputs are the estimator's parts on validation models (:meth:`TinyEstimator.components`)
+and their true full scores; outputs are one lambda and one interval scale per scenario.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.stats import norm
+
+LAMBDA_GRID = np.round(np.linspace(0.0, 1.0, 21), 2)
+
+
+def choose_lambda(irt: np.ndarray, pirt: np.ndarray, truth: np.ndarray, grid: np.ndarray = LAMBDA_GRID) -> float:
+    """The lambda of ``lambda * irt + (1 - lambda) * pirt`` with the lowest mean absolute error.
+
+    Parameters
+    ----------
+    irt, pirt, truth : ndarray (n,)
+        Estimates and true scores of validation models (pooled over anchor sets).
+    """
+    irt, pirt, truth = (np.asarray(x, dtype=np.float64).ravel() for x in (irt, pirt, truth))
+    if not irt.shape == pirt.shape == truth.shape:
+        raise ValueError(f"irt, pirt and truth must have one shape, got {irt.shape}, {pirt.shape}, {truth.shape}")
+    ok = ~(np.isnan(irt) | np.isnan(pirt) | np.isnan(truth))
+    if not ok.any():
+        raise ValueError("no validation model with both estimates and a true score")
+    errs = [np.abs(l * irt[ok] + (1 - l) * pirt[ok] - truth[ok]).mean() for l in grid]
+    return float(grid[int(np.argmin(errs))])
+
+
+def interval_scale(estimate: np.ndarray, se: np.ndarray, truth: np.ndarray, confidence: float = 0.95) -> float:
+    """Factor c such that ``estimate ± z * c * se`` covers the validation truths.
+
+    ``c`` is the larger of the root-mean-square standardized error (right for Gaussian
+    errors) and the ``confidence`` quantile of the absolute standardized errors divided
+    by z (guards against heavy tails). With fewer than 10 validation points the RMS
+    alone is used: a quantile of so few points is mostly noise.
+    """
+    estimate, se, truth = (np.asarray(x, dtype=np.float64).ravel() for x in (estimate, se, truth))
+    ok = ~(np.isnan(estimate) | np.isnan(se) | np.isnan(truth)) & (se > 0)
+    if ok.sum() < 2:
+        return 1.0
+    zstat = (estimate[ok] - truth[ok]) / se[ok]
+    c = float(np.sqrt(np.mean(zstat**2)))
+    if ok.sum() >= 10:
+        z = norm.ppf(0.5 + confidence / 2)
+        c = max(c, float(np.quantile(np.abs(zstat), confidence)) / z)
+    return c
+
+
+def coverage(estimate, half_width, truth) -> float:
+    """Share of ``truth`` inside ``estimate ± half_width``."""
+    estimate, half_width, truth = (np.asarray(x, dtype=np.float64) for x in (estimate, half_width, truth))
+    return float(np.mean(np.abs(estimate - truth) <= half_width))
