@@ -256,3 +256,9 @@ def test_helpers():
     assert lm_eval.default_metric("hellaswag") == "acc_norm"
     assert lm_eval.default_metric("mmlu_anatomy") is None
     assert math.isnan(json.loads("NaN"))
+
+
+def test_models_without_the_task_give_no_row(tmp_path):
+    write_lm_eval_run(tmp_path, "org/a", {"wmdp_bio": [lm_record(0, 1.0)]}, TS1)
+    write_lm_eval_run(tmp_path, "org/b", {"wmdp_cyber": [lm_record(0, 1.0)]}, TS1)
+    assert lm_eval.read(tmp_path, task="wmdp_bio").models == ["org/a"]

@@ -353,7 +353,11 @@ def assemble(
     content: str | os.PathLike | pd.DataFrame | None = None,
     notes: Iterable[str] = (),
 ) -> ResponseMatrix:
-    """Reduce per-model parts into one matrix (union of items; conflicting duplicates raise)."""
+    """Reduce per-model parts into one matrix (union of items; conflicting duplicates raise).
+
+    Parts without blocks (a model folder without the chosen task) give no row.
+    """
+    parts = [p for p in parts if p.blocks]
     if not parts:
         raise SourceError("no models found in the sources")
     groups: dict[tuple, dict] = {}

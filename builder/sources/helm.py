@@ -15,7 +15,6 @@ argument (MMLU subject, MATH subject and level, LegalBench subset, WMT language 
 from __future__ import annotations
 
 import math
-import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
