@@ -112,8 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
     pf.add_argument("--seed", type=int, default=0, help="random seed (default 0); the fit is deterministic for a seed")
     pf.add_argument("--dims", type=int, default=None, metavar="D",
                     help="IRT dimension (default: chosen from 1, 2, 3, 5 by validation)")
-    pf.add_argument("--kmeans-seeds", type=int, default=5, metavar="N",
-                    help="k-means seeds tried; the best on the validation models is kept (default 5)")
+    pf.add_argument("--kmeans-seeds", type=int, default=10, metavar="N",
+                    help="k-means seeds tried; the best on the training models is kept (default 10)")
     pf.add_argument("--binarize", nargs="?", const="auto", default=None, metavar="THRESHOLD",
                     help="binarise soft scores as the original did ('auto' = mean-preserving threshold); "
                          "default: use soft scores as soft labels")

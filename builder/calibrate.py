@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.stats import norm
+from scipy.stats import t as t_dist
 
 LAMBDA_GRID = np.round(np.linspace(0.0, 1.0, 21), 2)
 
@@ -30,13 +31,17 @@ def choose_lambda(irt: np.ndarray, pirt: np.ndarray, truth: np.ndarray, grid: np
     return float(grid[int(np.argmin(errs))])
 
 
-def interval_scale(estimate: np.ndarray, se: np.ndarray, truth: np.ndarray, confidence: float = 0.95) -> float:
+def interval_scale(
+    estimate: np.ndarray, se: np.ndarray, truth: np.ndarray, confidence: float = 0.95, n_models: int | None = None
+) -> float:
     """Factor c such that ``estimate ± z * c * se`` covers the validation truths.
 
     ``c`` is the larger of the root-mean-square standardized error (right for Gaussian
     errors) and the ``confidence`` quantile of the absolute standardized errors divided
     by z (guards against heavy tails). With fewer than 10 validation points the RMS
-    alone is used: a quantile of so few points is mostly noise.
+    alone is used: a quantile of so few points is mostly noise. The result is widened
+    by ``t_{n_models} / z``: with the scale estimated from ``n_models`` models, a
+    Student-t interval is the honest predictive interval.
     """
     estimate, se, truth = (np.asarray(x, dtype=np.float64).ravel() for x in (estimate, se, truth))
     ok = ~(np.isnan(estimate) | np.isnan(se) | np.isnan(truth)) & (se > 0)
@@ -44,10 +49,13 @@ def interval_scale(estimate: np.ndarray, se: np.ndarray, truth: np.ndarray, conf
         return 1.0
     zstat = (estimate[ok] - truth[ok]) / se[ok]
     c = float(np.sqrt(np.mean(zstat**2)))
+    z = norm.ppf(0.5 + confidence / 2)
     if ok.sum() >= 10:
-        z = norm.ppf(0.5 + confidence / 2)
         c = max(c, float(np.quantile(np.abs(zstat), confidence)) / z)
-    return c
+    # the scale itself is estimated from few models: widen by Student's t quantile
+    # (a predictive interval), with the number of distinct validation models as dof
+    dof = max(int(n_models if n_models is not None else ok.sum()), 1)
+    return c * float(t_dist.ppf(0.5 + confidence / 2, dof)) / z
 
 
 def coverage(estimate, half_width, truth) -> float:

@@ -74,6 +74,8 @@ def binarize_scores(Y: np.ndarray, threshold: float | None = None) -> np.ndarray
 _BLOCK_ELEMENTS = 1 << 17  # ~0.5 MB of float32 per block: the temporaries stay in cache
 #: item count above which the fit starts from a fit on a random item subset
 _STAGE_ITEMS = 4000
+#: items used to compare IRT dimensions on big matrices
+_DIMS_ITEMS = 4000
 _N_THREADS = max(1, min(4, os.cpu_count() or 1))
 
 
@@ -294,7 +296,15 @@ class IRTModel:
         self.ability_, self.discrimination_, self.difficulty_, self.n_iter_ = theta, A, b, n_iter
         return self
 
+    def select_dims(self, Y: np.ndarray) -> tuple[int, dict]:
+        """The dimension ``fit`` would choose, and the held-out loss of each candidate."""
+        self._check_params()
+        return self._select_dims(self._prepare(Y), np.random.default_rng(self.random_state))
+
     def _select_dims(self, Y: np.ndarray, rng: np.random.Generator) -> tuple[int, dict]:
+        if Y.shape[1] > _DIMS_ITEMS:
+            # a random item subset is enough to compare dimensions, and much cheaper
+            Y = Y[:, np.sort(rng.choice(Y.shape[1], _DIMS_ITEMS, replace=False))]
         n = Y.shape[0]
         n_val = int(round(self.validation_fraction * n))
         if n_val < 2 or n - n_val < 2:

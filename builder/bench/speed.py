@@ -1,0 +1,107 @@
+"""Speed of fit and estimate at the Open LLM Leaderboard v1 shape, side by side with the original.
+
+    python -m builder.bench.speed                       # fit + estimate, 400 models x 28,659 items
+    python -m builder.bench.speed --pyirt-epochs 20     # also time py-irt multidim_2pl (extrapolated)
+
+* ``fit``: the whole ``python -m builder fit`` pipeline (dimension chosen by validation,
+  10 k-means seeds, calibration, refit) on a 0/1 matrix simulated from a 2-D 2PL model.
+* ``estimate``: ms per model of ``TinyEstimator.estimate`` (one call per model, and one
+  batched call) at N = 28,659, k = 100, against the original algorithm
+  (:mod:`builder.bench.original`: unseen items rebuilt by list membership and BFGS with
+  numerical gradients on every call).
+* ``py-irt``: the original IRT fit (multidim_2pl, hierarchical priors, lr 0.1) timed for
+  ``--pyirt-epochs`` epochs on the same matrix and extrapolated linearly to its 2000-epoch
+  default (needs ``pip install torch==2.13.0 py-irt``; a benchmark-only extra).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+from ..fitting import fit_estimator
+from ..simulate import simulate_responses
+
+
+def time_estimates(est, Y_anchor: np.ndarray, repeats: int) -> dict:
+    rows = Y_anchor[:repeats]
+    est.estimate(rows[0])  # warm-up (sparse cluster matrix, caches)
+    t0 = time.perf_counter()
+    for r in rows:
+        est.estimate(r)
+    single = (time.perf_counter() - t0) / len(rows) * 1000
+    t0 = time.perf_counter()
+    est.estimate(rows)
+    batched = (time.perf_counter() - t0) / len(rows) * 1000
+    return {"ms_per_model": single, "ms_per_model_batched": batched}
+
+
+def time_original(est, Y_anchor: np.ndarray, repeats: int) -> float:
+    from .original import original_estimate
+
+    A, b = est.irt_parameters()
+    A3, B3 = A.T[None], b[None, None]
+    t0 = time.perf_counter()
+    for r in Y_anchor[:repeats]:
+        original_estimate(r, est.anchor_positions, est.anchor_weights, A3, B3, est.balance, 0.5)
+    return (time.perf_counter() - t0) / repeats * 1000
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m builder.bench.speed", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", type=int, default=400)
+    ap.add_argument("--items", type=int, default=28659)
+    ap.add_argument("--anchors", type=int, default=100)
+    ap.add_argument("--dims", type=int, default=None, help="fix the IRT dimension (default: chosen by validation)")
+    ap.add_argument("--repeats", type=int, default=50, help="models timed for estimate")
+    ap.add_argument("--original-repeats", type=int, default=10, help="models timed for the original estimate")
+    ap.add_argument("--pyirt-epochs", type=int, default=0, help="time py-irt for this many epochs (0: skip)")
+    ap.add_argument("--pyirt-dims", type=int, default=None, help="py-irt dimension (default: the one fit chose)")
+    args = ap.parse_args(argv)
+
+    matrix, _ = simulate_responses(n_models=args.models, n_items=args.items, n_dims=2, seed=0)
+    print(f"matrix: {args.models} models x {args.items} items (simulated 2-D 2PL, 0/1)", file=sys.stderr)
+    t0 = time.perf_counter()
+    res = fit_estimator(matrix, n_anchors=args.anchors, n_dims=args.dims, seed=0, progress=True)
+    fit_s = time.perf_counter() - t0
+    est = res.estimator
+    print(f"fit: {fit_s:.1f} s (D = {est.n_dims}, dims scores {res.report['dims_scores']})", file=sys.stderr)
+
+    Y_new, _ = simulate_responses(n_models=max(args.repeats, args.original_repeats), n_items=args.items, n_dims=2, seed=1)
+    Ya = Y_new.scores[:, est.anchor_positions]
+    ours = time_estimates(est, Ya, args.repeats)
+    rows = [("fit (whole pipeline)", f"{fit_s:.1f} s", "", "")]
+    orig_ms = None
+    try:
+        orig_ms = time_original(est, Ya, args.original_repeats)
+    except ImportError as exc:
+        print(f"original estimator unavailable: {exc}", file=sys.stderr)
+    rows.append(("estimate, one call per model", f"{ours['ms_per_model']:.2f} ms",
+                 f"{orig_ms:.1f} ms" if orig_ms else "n/a",
+                 f"{orig_ms / ours['ms_per_model']:.0f}x" if orig_ms else ""))
+    rows.append(("estimate, batched", f"{ours['ms_per_model_batched']:.2f} ms", "", ""))
+    if args.pyirt_epochs:
+        from .pyirt_baseline import time_pyirt
+
+        D = args.pyirt_dims or est.n_dims
+        r = time_pyirt(matrix.scores, dims=D, epochs=args.pyirt_epochs, seed=0)
+        if r.get("ok"):
+            total = r["seconds_per_epoch"] * 2000
+            rows.append((f"py-irt multidim_2pl D={D}, 2000 epochs (extrapolated from {args.pyirt_epochs})",
+                         f"{fit_s:.1f} s (ours)", f"{total:.0f} s", f"{total / fit_s:.0f}x"))
+        else:
+            rows.append(("py-irt multidim_2pl", "", f"failed: {r.get('error')}", ""))
+    print(f"\n{args.models} models x {args.items} items, k = {args.anchors}\n")
+    print("| what | ours | original | speed-up |")
+    print("|---|---:|---:|---:|")
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
