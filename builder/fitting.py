@@ -208,6 +208,7 @@ def fit_estimator(
         lambdas[name] = lam
         scales[name] = interval_scale(gp, se, truth[:, s], n_models=len(rows))
     report = validation_report(Y[rows], truth, oof, lambdas, scales, balance, scen, scen_names, n_anchors, seed)
+    report["oof"] = oof_arrays(oof, truth, lambdas, scales, scen_names, [matrix.models[i] for i in rows])
     steps.update()
 
     # --- 4. the shipped estimator: the same procedure on every training model
@@ -287,6 +288,29 @@ def validation_report(Yv, truth, comp, lambdas, scales, balance, scen, scen_name
             "lambda": lam, "interval_scale": c,
         })
     return {"table": rows}
+
+
+def oof_arrays(comp, truth, lambdas, scales, scen_names, models) -> dict:
+    """Out-of-fold per-model estimates for plots: lists (models x scenarios), NaN as None.
+
+    ``{"scenarios", "models", "truth", "gpirt", "ci_low", "ci_high"}``; gp-IRT and its 95%
+    interval are computed as in :func:`validation_report` (the calibrated lambda and scale).
+    """
+    from scipy.stats import norm
+
+    z = norm.ppf(0.975)
+    lam = np.array([lambdas[s] for s in scen_names])[None, :]
+    c = np.array([scales[s] for s in scen_names])[None, :]
+    gp = lam * comp["irt"] + (1 - lam) * comp["pirt"]
+    half = z * c * (lam * comp["se_irt"] + (1 - lam) * comp["se_pirt"])
+
+    def rows(a):
+        return [[None if not np.isfinite(v) else float(v) for v in r] for r in np.asarray(a, dtype=np.float64)]
+
+    return {
+        "scenarios": list(scen_names), "models": list(models), "truth": rows(truth), "gpirt": rows(gp),
+        "ci_low": rows(np.clip(gp - half, 0.0, 1.0)), "ci_high": rows(np.clip(gp + half, 0.0, 1.0)),
+    }
 
 
 def report_markdown(report: dict) -> str:
