@@ -243,37 +243,47 @@ class TinyEstimator:
     ) -> "TinyEstimator":
         """Download a released version's side files (cached) and load them.
 
-        The files are checked against the sha256 in the release's ``manifest.json``;
-        a mismatch raises ``ValueError``. Works offline (``HF_HUB_OFFLINE=1``) once the
-        revision is cached.
+        ``revision`` is a release tag (``"v1.0.0"``), a commit id or a branch (default
+        ``main``). ``manifest.json`` and the side files are fetched together from ONE
+        commit (``snapshot_download`` resolves the revision once), and every side file is
+        checked against the sha256 in that manifest: a mismatch, or a side file the
+        manifest does not list, raises ``ValueError``. The files live in the Hugging Face
+        cache, so once a revision has been downloaded this works offline
+        (``HF_HUB_OFFLINE=1``); the hashes are checked again on every load.
         """
-        from huggingface_hub import hf_hub_download  # lazy: only this method needs it
+        from huggingface_hub import snapshot_download  # lazy: only this method needs it
 
-        def get(name: str) -> Path:
-            fn = f"{subfolder}/{name}" if subfolder else name
-            return Path(hf_hub_download(repo_id, fn, repo_type="dataset", revision=revision,
-                                        cache_dir=cache_dir, token=token))
-
-        manifest_path = get(MANIFEST_NAME)
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        expected = manifest.get("files", {})
-        paths = {}
+        prefix = f"{subfolder.strip('/')}/" if subfolder else ""
+        where = f"{repo_id}@{revision or 'main'}"
+        snapshot = Path(snapshot_download(
+            repo_id, repo_type="dataset", revision=revision, cache_dir=cache_dir, token=token,
+            allow_patterns=[prefix + MANIFEST_NAME] + [prefix + n for n in SIDE_FILES],
+        ))
+        folder = snapshot / prefix if prefix else snapshot
+        manifest_path = folder / MANIFEST_NAME
+        if not manifest_path.is_file():
+            raise ValueError(f"{where}: no {prefix}{MANIFEST_NAME}: not a released tiny benchmark")
+        try:
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{where}: {prefix}{MANIFEST_NAME} is not valid JSON ({exc})") from exc
+        expected = manifest.get("files") if isinstance(manifest, dict) else None
+        if not isinstance(expected, dict):
+            raise ValueError(f"{where}: {prefix}{MANIFEST_NAME} has no \"files\" table")
         for name in SIDE_FILES:
-            key = f"{subfolder}/{name}" if subfolder else name
-            p = get(name)
-            want = (expected.get(key) or expected.get(name) or {}).get("sha256")
-            if want is None:
-                raise ValueError(f"{repo_id}@{revision or 'main'}: manifest has no sha256 for {key}")
-            got = _sha256(p)
+            path = folder / name
+            if not path.is_file():
+                raise FileNotFoundError(f"{where}: {prefix}{name} is missing from the release")
+            entry = expected.get(name) or expected.get(prefix + name) or {}
+            want = entry.get("sha256") if isinstance(entry, dict) else None
+            if not want:
+                raise ValueError(f"{where}: the manifest has no sha256 for {prefix}{name}; refusing an unverified file")
+            got = _sha256(path)
             if got != want:
                 raise ValueError(
-                    f"{repo_id}@{revision or 'main'}: {key} has sha256 {got[:12]}..., "
-                    f"the manifest says {want[:12]}...; refusing a modified or corrupt file"
+                    f"{where}: {prefix}{name} has sha256 {got[:12]}..., the manifest says {str(want)[:12]}...; "
+                    "refusing a modified or corrupt file"
                 )
-            paths[name] = p
-        folder = paths[JSON_NAME].parent
-        if paths[NPZ_NAME].parent != folder:  # cache snapshots keep files together; be safe
-            raise ValueError("side files were not downloaded into one folder")
         return cls.load(folder)
 
     # ------------------------------------------------------------- estimate
