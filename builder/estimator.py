@@ -244,10 +244,12 @@ class TinyEstimator:
         """Download a released version's side files (cached) and load them.
 
         ``revision`` is a release tag (``"v1.0.0"``), a commit id or a branch (default
-        ``main``). ``manifest.json`` and the side files are fetched together from ONE
-        commit (``snapshot_download`` resolves the revision once), and every side file is
-        checked against the sha256 in that manifest: a mismatch, or a side file the
-        manifest does not list, raises ``ValueError``. The files live in the Hugging Face
+        ``main``); ``subfolder`` selects a per-config estimator (``"<config>"``) in
+        benchmarks whose configs are fitted separately. ``manifest.json`` and the side
+        files are fetched together from ONE commit (``snapshot_download`` resolves the
+        revision once), and every side file is checked against the sha256 in that
+        manifest: a mismatch, or a side file the manifest does not list, raises
+        ``ValueError``. The files live in the Hugging Face
         cache, so once a revision has been downloaded this works offline
         (``HF_HUB_OFFLINE=1``); the hashes are checked again on every load.
         """
@@ -257,24 +259,29 @@ class TinyEstimator:
         where = f"{repo_id}@{revision or 'main'}"
         snapshot = Path(snapshot_download(
             repo_id, repo_type="dataset", revision=revision, cache_dir=cache_dir, token=token,
-            allow_patterns=[prefix + MANIFEST_NAME] + [prefix + n for n in SIDE_FILES],
+            allow_patterns=sorted({MANIFEST_NAME, prefix + MANIFEST_NAME, *(prefix + n for n in SIDE_FILES)}),
         ))
         folder = snapshot / prefix if prefix else snapshot
-        manifest_path = folder / MANIFEST_NAME
-        if not manifest_path.is_file():
-            raise ValueError(f"{where}: no {prefix}{MANIFEST_NAME}: not a released tiny benchmark")
+        # the release's manifest sits at the root (paths relative to the root); a subfolder
+        # may carry its own (paths relative to the subfolder)
+        if (snapshot / MANIFEST_NAME).is_file():
+            manifest_path, key_prefix = snapshot / MANIFEST_NAME, prefix
+        elif prefix and (folder / MANIFEST_NAME).is_file():
+            manifest_path, key_prefix = folder / MANIFEST_NAME, ""
+        else:
+            raise ValueError(f"{where}: no {MANIFEST_NAME}: not a released tiny benchmark")
         try:
             manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ValueError(f"{where}: {prefix}{MANIFEST_NAME} is not valid JSON ({exc})") from exc
+            raise ValueError(f"{where}: {MANIFEST_NAME} is not valid JSON ({exc})") from exc
         expected = manifest.get("files") if isinstance(manifest, dict) else None
         if not isinstance(expected, dict):
-            raise ValueError(f"{where}: {prefix}{MANIFEST_NAME} has no \"files\" table")
+            raise ValueError(f"{where}: {MANIFEST_NAME} has no \"files\" table")
         for name in SIDE_FILES:
             path = folder / name
             if not path.is_file():
                 raise FileNotFoundError(f"{where}: {prefix}{name} is missing from the release")
-            entry = expected.get(name) or expected.get(prefix + name) or {}
+            entry = expected.get(key_prefix + name)
             want = entry.get("sha256") if isinstance(entry, dict) else None
             if not want:
                 raise ValueError(f"{where}: the manifest has no sha256 for {prefix}{name}; refusing an unverified file")

@@ -202,6 +202,8 @@ def _load_toml(path: Path) -> dict:
 
 def _is_local_path(value: str, base: Path) -> bool:
     """``content`` values: a local path, or else an upstream Hub dataset id."""
+    if value.startswith("hub:"):
+        return False
     if value.startswith(("/", "./", "../", "~", ".\\", "..\\")) or os.path.isabs(value):
         return True
     if value.lower().endswith(_DATA_SUFFIXES):
@@ -211,7 +213,7 @@ def _is_local_path(value: str, base: Path) -> bool:
 
 def _resolve(value: str, base: Path) -> Path:
     p = Path(os.path.expanduser(value))
-    return p if p.is_absolute() else (base / p)
+    return Path(os.path.normpath(p if p.is_absolute() else base / p))
 
 
 def load_config(path: str | os.PathLike, *, check_paths: bool = True) -> ReleaseConfig:
@@ -233,7 +235,7 @@ def load_config(path: str | os.PathLike, *, check_paths: bool = True) -> Release
 
     Relative paths resolve against the config file's folder. ``content`` values are local
     paths when they start with ``/``, ``./``, ``../`` or ``~``, end with a data-file suffix or
-    exist; anything else is an upstream Hub dataset id (``owner/name``). With
+    exist; anything else is an upstream Hub dataset id (``owner/name`` or ``hub:owner/name``). With
     ``check_paths`` local paths must exist. Raises :class:`ReleaseError` on any problem.
     """
     from .benchmarks import REGISTRY
@@ -308,7 +310,7 @@ def load_config(path: str | os.PathLike, *, check_paths: bool = True) -> Release
                     if check_paths and not p.exists():
                         raise ConfigError(f"{ctx}: content for split {split!r}: {value!r} not found (looked at {p})")
                     content_out[split] = str(p)
-                elif _HUB_ID_RE.match(value):
+                elif _HUB_ID_RE.match(value.removeprefix("hub:")):
                     content_out[split] = value
                 else:
                     raise ConfigError(f"{ctx}: content for split {split!r}: {value!r} is neither an existing "
@@ -362,14 +364,17 @@ def _hash_file(p: Path) -> tuple[int, str, str]:
 
 
 def local_files(folder: str | os.PathLike) -> dict[str, LocalFile]:
-    """Every file under ``folder`` (recursive) with its size, sha256 and git blob id."""
+    """Every file under ``folder`` (recursive) with its size, sha256 and git blob id.
+
+    Hidden files and folders (a name starting with ``.``) are skipped: they are neither
+    validated nor published (the Hub's ``.gitattributes`` is left alone)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise ReleaseError(f"{folder} is not a folder")
     out = {}
     for p in sorted(folder.rglob("*")):
-        if p.is_file():
-            rel = p.relative_to(folder).as_posix()
+        rel = p.relative_to(folder).as_posix()
+        if p.is_file() and not any(part.startswith(".") for part in rel.split("/")):
             size, sha, oid = _hash_file(p)
             out[rel] = LocalFile(rel, size, sha, oid)
     return out
@@ -506,34 +511,58 @@ def validate_folder(folder: str | os.PathLike, spec: Any = None, *, check_token:
                     raise ReleaseError(
                         f"{where}: config {name!r} split {split!r}: load_dataset gives {got.num_rows} rows x "
                         f"{got.column_names}, the parquet has {direct.num_rows} x {direct.column_names}")
-                if got.to_dict() != direct.to_pydict():
+                if not _same_rows(got.data.table, direct):
                     raise ReleaseError(f"{where}: config {name!r} split {split!r}: load_dataset rows differ from the parquet")
                 rows[split] = got.num_rows
             summary["configs"][name] = rows
-    # -- estimator side files
+    # -- estimator side files (at the root, or one per config in <config>/)
     from .estimator import JSON_NAME, NPZ_NAME, TinyEstimator
 
-    if JSON_NAME in files or NPZ_NAME in files:
+    est_dirs = sorted({Path(rel).parent for rel in files if Path(rel).name in (JSON_NAME, NPZ_NAME)})
+    n_anchors = 0
+    for d in est_dirs:
         try:
-            est = TinyEstimator.load(folder)
+            n_anchors += len(TinyEstimator.load(folder / d).anchor_ids)
         except Exception as exc:
-            raise ReleaseError(f"{where}: the estimator side files do not load: {exc}") from None
-        summary["anchors"] = len(est.anchor_ids)
-        if spec is not None:
-            declared = dict(configs)
-            expected = 0
-            for c in spec.configs:
-                if c.name not in declared:
-                    raise ReleaseError(f"{where}: the card has no config {c.name!r} (registry: {spec.name})")
-                if c.tiny_split not in summary["configs"][c.name]:
-                    raise ReleaseError(f"{where}: config {c.name!r} has no tiny split {c.tiny_split!r}")
-                expected += summary["configs"][c.name][c.tiny_split]
-            if expected != len(est.anchor_ids):
-                raise ReleaseError(f"{where}: the estimator has {len(est.anchor_ids)} anchors, "
-                                   f"the tiny splits hold {expected} rows")
-    elif spec is not None:
-        raise ReleaseError(f"{where}: no estimator side files ({JSON_NAME}, {NPZ_NAME})")
+            raise ReleaseError(f"{where}: the estimator side files in {d.as_posix()}/ do not load: {exc}") from None
+    if est_dirs:
+        summary["anchors"] = n_anchors
+    if spec is not None:
+        if not est_dirs:
+            raise ReleaseError(f"{where}: no estimator side files ({JSON_NAME}, {NPZ_NAME})")
+        declared = dict(configs)
+        expected = 0
+        for c in spec.configs:
+            if c.name not in declared:
+                raise ReleaseError(f"{where}: the card has no config {c.name!r} (registry: {spec.name})")
+            if c.tiny_split not in summary["configs"][c.name]:
+                raise ReleaseError(f"{where}: config {c.name!r} has no tiny split {c.tiny_split!r}")
+            expected += summary["configs"][c.name][c.tiny_split]
+        if expected != n_anchors:
+            raise ReleaseError(f"{where}: the estimator(s) have {n_anchors} anchors, the tiny splits hold {expected} rows")
     return summary
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:  # NaN
+        return True
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_value(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def _same_rows(a, b) -> bool:
+    """Two pyarrow tables hold the same columns and values (NaN equals NaN)."""
+    if a.column_names != b.column_names or a.num_rows != b.num_rows:
+        return False
+    try:
+        if a.replace_schema_metadata(None).equals(b.cast(a.schema).replace_schema_metadata(None)):
+            return True
+    except Exception:  # types that do not cast: compare values
+        pass
+    return all(_same_value(a.column(n).to_pylist(), b.column(n).to_pylist()) for n in a.column_names)
 
 
 # --------------------------------------------------------------------------- remote side
@@ -833,6 +862,16 @@ def _default_build() -> BuildFn:
     return build_benchmark
 
 
+def _accepts(fn: Callable, name: str) -> bool:
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
 def _prepare_out(folder: Path) -> None:
     """Remove an earlier build of this benchmark (only if it looks like one)."""
     if folder.exists():
@@ -859,8 +898,11 @@ def build_release(config: ReleaseConfig, version: str, out: str | os.PathLike, *
         target = out / entry.name
         _prepare_out(target)
         prev = (previous or {}).get(entry.name)
+        kwargs = dict(entry.build_kwargs(), out=target, version=version, previous=prev)
+        optional = {"repo_id": entry.repo_id(config.org), "tag": version_tag(version), "progress": progress}
+        kwargs.update({k: v for k, v in optional.items() if _accepts(build, k)})
         try:
-            got = build(entry.name, **entry.build_kwargs(), out=target, version=version, previous=prev)
+            got = build(entry.name, **kwargs)
         except ReleaseError:
             raise
         except Exception as exc:
@@ -886,6 +928,8 @@ def run_release(config: ReleaseConfig, version: str, *, out: str | os.PathLike |
     log = log or (lambda s: tqdm.write(s, file=sys.stderr))
     version = ".".join(map(str, parse_version(version)))
     out = Path(out) if out is not None else default_out_dir(version)
+    if not progress:
+        _quiet_clients()
     if push and not _token_configured():
         raise ConfigError("--push needs a Hub token with write access: set HF_TOKEN (or run `hf auth login`)")
     repo_ids = {e.name: e.repo_id(config.org) for e in config.benchmarks}
@@ -906,6 +950,10 @@ def run_release(config: ReleaseConfig, version: str, *, out: str | os.PathLike |
                             raise ReleaseError(f"{repo_ids[entry.name]}: could not fetch the previous release: "
                                                f"{_describe(exc)}") from None
                         log(f"warning: {repo_ids[entry.name]}: previous release not fetched ({_describe(exc)}); "
+                            "the changelog will not compare with it")
+                        got = None
+                    if got and not (got[1] / MANIFEST_NAME).is_file():
+                        log(f"warning: {repo_ids[entry.name]}: previous release {got[0]} has no {MANIFEST_NAME}; "
                             "the changelog will not compare with it")
                         got = None
                     prev_folders[entry.name] = got[1] if got else None
@@ -930,6 +978,22 @@ def run_release(config: ReleaseConfig, version: str, *, out: str | os.PathLike |
             summary["benchmarks"][name]["published"] = r.to_dict()
         _write_summary(out, summary)
     return summary
+
+
+def _quiet_clients() -> None:
+    """No progress bars from huggingface_hub / datasets (``--quiet``)."""
+    try:
+        from huggingface_hub.utils import disable_progress_bars
+
+        disable_progress_bars()
+    except Exception:  # pragma: no cover
+        pass
+    try:
+        from datasets.utils.logging import disable_progress_bar
+
+        disable_progress_bar()
+    except Exception:  # pragma: no cover
+        pass
 
 
 def _token_configured() -> bool:

@@ -36,12 +36,15 @@ def _anchors(seed: int, k: int) -> list[int]:
     return sorted(np.random.default_rng(seed).choice(N_ITEMS, size=k, replace=False).tolist())
 
 
-def make_folder(out, *, version="1.0.0", seed=0, k=5, extra=None, previous=None, name="tinyFake"):
+def make_folder(out, *, version="1.0.0", seed=0, k=5, extra=None, previous=None, name="tinyFake",
+                sub_estimator=None, meta=None):
     """A tiny-benchmark folder as build_benchmark writes it (deterministic for the same args).
 
     data parquet (config ``default``, split ``test``), README.md with ``configs:`` and a
     changelog, estimator.json + irt_parameters.npz (a real TinyEstimator), estimator.py,
-    manifest.json listing every other file. ``extra``: {relpath: text} more files.
+    manifest.json listing every other file. ``extra``: {relpath: text} more files;
+    ``sub_estimator``: also save the estimator in that subfolder (per-config layout);
+    ``meta``: more manifest fields.
     """
     import pandas as pd
 
@@ -60,6 +63,8 @@ def make_folder(out, *, version="1.0.0", seed=0, k=5, extra=None, previous=None,
         metadata={"benchmark": name, "version": version},
     )
     est.save(out)
+    if sub_estimator:
+        est.save(out / sub_estimator)
     shutil.copyfile(Path(__file__).resolve().parents[1] / "builder" / "estimator.py", out / "estimator.py")
     (out / "data").mkdir(exist_ok=True)
     rows = {"item_id": [item_ids[a] for a in anchors], "question": [f"question {a} (seed {seed})" for a in anchors]}
@@ -98,20 +103,24 @@ def make_folder(out, *, version="1.0.0", seed=0, k=5, extra=None, previous=None,
         if p.is_file() and p.name != "manifest.json":
             data = p.read_bytes()
             files[p.relative_to(out).as_posix()] = {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
-    manifest = {"benchmark": name, "version": version, "files": files}
+    manifest = {"benchmark": name, "version": version, **(meta or {}), "files": files}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return out
 
 
-def fake_build(name, responses, content=None, anchors=None, seed=0, *, out, version="0.0.0", previous=None):
+def fake_build(name, responses, content=None, anchors=None, seed=0, *, out, version="0.0.0", previous=None,
+               repo_id=None, tag=None):
     """Stand-in for builder.dataset.build_benchmark (same signature). ``responses`` may name a
-    JSON file of extra options: {"extra": {relpath: text}}."""
+    JSON file of options: {"extra": {relpath: text}, "fail": "message"}."""
     opts = {}
     rpath = Path(responses if isinstance(responses, str) else responses[0])
     if rpath.suffix == ".json" and rpath.is_file():
         opts = json.loads(rpath.read_text())
+    if opts.get("fail"):
+        raise ValueError(opts["fail"])
     return make_folder(out, version=version, seed=seed, k=anchors or 5, extra=opts.get("extra"),
-                       previous=previous, name=name)
+                       previous=previous, name=name,
+                       meta={"repo_id": repo_id, "tag": tag, "content": content, "responses": str(responses)})
 
 
 # --------------------------------------------------------------------------- subprocess helpers
@@ -165,7 +174,7 @@ def published(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("published")
     a = make_folder(tmp / "a", version="1.0.0", seed=1, extra={"notes/old.txt": "only in 1.0.0\n"})
     a_again = make_folder(tmp / "a_again", version="1.0.0", seed=1, extra={"notes/old.txt": "only in 1.0.0\n"})
-    b = make_folder(tmp / "b", version="1.1.0", seed=2)
+    b = make_folder(tmp / "b", version="1.1.0", seed=2, sub_estimator="other")
     b_as_v1 = make_folder(tmp / "b_as_v1", version="1.0.0", seed=2)
     older = make_folder(tmp / "older", version="1.0.1", seed=3)
     with HubServer(token=DEFAULT_TOKEN) as hub:
@@ -243,9 +252,13 @@ for tag in ("v1.0.0", "v1.1.0"):
     ds = load_dataset({REPO!r}, revision=tag)
     res[tag] = {{"rows": ds["test"].to_dict(), "anchors": TinyEstimator.from_hub({REPO!r}, revision=tag).anchor_ids}}
     snapshot_download({REPO!r}, repo_type="dataset", revision=tag)  # caches the whole release for offline use
+res["sub"] = TinyEstimator.from_hub({REPO!r}, revision="v1.1.0", subfolder="other").anchor_ids
 print(json.dumps(res))
 """
     online = run_json(code, env)
+    # a per-config estimator in a subfolder, checked against the root manifest
+    sub = online.pop("sub")
+    assert sub == online["v1.1.0"]["anchors"]
     import pandas as pd
 
     for tag, key in (("v1.0.0", "a"), ("v1.1.0", "b")):

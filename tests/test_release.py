@@ -1,0 +1,303 @@
+"""release.py: config parsing, CLI errors, build + validate without --push, and full
+releases with --push against the loopback Hub (subprocesses, see tests/test_publish.py).
+
+Most tests use `fake_build` (tests/test_publish.py: the build_benchmark contract, tiny
+folders); `test_end_to_end_real_build` runs the real builder.dataset.build_benchmark.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from hub_server import HubServer
+from test_publish import DATA, TESTS_DIR, fake_build, run_json
+
+ROOT = Path(__file__).resolve().parents[1]
+RELEASE_PY = ROOT / "release.py"
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+def write_config(folder: Path, body: str, name: str = "release.toml") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    p = folder / name
+    p.write_text(textwrap.dedent(body), encoding="utf-8")
+    return p
+
+
+def fake_config(folder: Path, *, seed: int = 0, options: dict | None = None, name: str = "tinyAlpacaEval") -> Path:
+    """A config releasing one registered benchmark; `responses` is a JSON of fake_build options."""
+    (folder / "inputs").mkdir(parents=True, exist_ok=True)
+    (folder / "inputs" / "responses.json").write_text(json.dumps(options or {}))
+    return write_config(folder, f"""\
+        [release]
+        org = "tinyOrg"
+
+        [[benchmark]]
+        name = "{name}"
+        responses = "inputs/responses.json"
+        content = {{ test = "tatsu-lab/alpaca_eval" }}
+        anchors = 5
+        seed = {seed}
+        """)
+
+
+# --------------------------------------------------------------------------- config
+
+
+def test_load_config_resolves_paths_against_the_config_folder(tmp_path, monkeypatch):
+    from builder.publish import load_config
+
+    cfg_dir = tmp_path / "cfg"
+    (cfg_dir / "data").mkdir(parents=True)
+    (cfg_dir / "data" / "r1.parquet").write_bytes(b"x")
+    (cfg_dir / "data" / "r2").mkdir()
+    (cfg_dir / "data" / "test.parquet").write_bytes(b"x")
+    cfg = write_config(cfg_dir, """\
+        [release]
+        org = "tinyBenchmarks"
+        private = true
+
+        [[benchmark]]
+        name = "tinyMMLU"
+        responses = ["data/r1.parquet", "data/r2"]
+        content = { test = "data/test.parquet", dev = "cais/mmlu" }
+        anchors = 50
+        seed = 3
+
+        [[benchmark]]
+        name = "tinyAlpacaEval"
+        responses = "data/r1.parquet"
+        content = { test = "hub:tatsu-lab/alpaca_eval" }
+        repo = "someone/tinyAE"
+        """)
+    monkeypatch.chdir(tmp_path)  # not the config's folder
+    c = load_config("cfg/release.toml")
+    assert c.org == "tinyBenchmarks" and c.private is True
+    mmlu, ae = c.benchmarks
+    assert mmlu.responses == (cfg_dir / "data" / "r1.parquet", cfg_dir / "data" / "r2")
+    assert mmlu.content == {"test": str(cfg_dir / "data" / "test.parquet"), "dev": "cais/mmlu"}
+    assert (mmlu.anchors, mmlu.seed, mmlu.repo_id(c.org)) == (50, 3, "tinyBenchmarks/tinyMMLU")
+    assert mmlu.build_kwargs() == {"responses": [str(cfg_dir / "data" / "r1.parquet"), str(cfg_dir / "data" / "r2")],
+                                   "content": mmlu.content, "anchors": 50, "seed": 3}
+    assert ae.responses == (cfg_dir / "data" / "r1.parquet",) and ae.build_kwargs()["responses"] == str(ae.responses[0])
+    assert ae.content == {"test": "hub:tatsu-lab/alpaca_eval"} and ae.anchors is None
+    assert ae.repo_id(c.org) == "someone/tinyAE"
+    assert [b.name for b in c.select(["tinyAlpacaEval"]).benchmarks] == ["tinyAlpacaEval"]
+
+
+BAD_CONFIGS = {
+    "bad_toml": ('[release\norg = "x"\n', "not valid TOML"),
+    "no_release": ('[[benchmark]]\nname = "tinyMMLU"\nresponses = "r"\n', "missing [release]"),
+    "bad_org": ('[release]\norg = "a b"\n', "org must be"),
+    "unknown_key": ('[release]\norg = "o"\nendpoint = "x"\n', "unknown key(s) in [release]"),
+    "no_benchmarks": ('[release]\norg = "o"\n', "nothing to release"),
+    "unknown_benchmark": ('[release]\norg = "o"\n[[benchmark]]\nname = "tinyNope"\nresponses = "r.parquet"\n',
+                          "unknown tiny benchmark; registered:"),
+    "benchmark_typo": ('[release]\norg = "o"\n[[benchmark]]\nname = "tinyMMLU"\nresponse = "r.parquet"\n',
+                       "unknown key(s) ['response']"),
+    "missing_responses": ('[release]\norg = "o"\n[[benchmark]]\nname = "tinyMMLU"\nresponses = "nope.parquet"\n',
+                          "responses 'nope.parquet' not found"),
+    "missing_content": ('[release]\norg = "o"\n[[benchmark]]\nname = "tinyMMLU"\nresponses = "r.parquet"\n'
+                        'content = { test = "./nope.parquet" }\n', "content for split 'test'"),
+    "bad_anchors": ('[release]\norg = "o"\n[[benchmark]]\nname = "tinyMMLU"\nresponses = "r.parquet"\nanchors = 0\n',
+                    "anchors must be a positive integer"),
+    "twice": ('[release]\norg = "o"\n' + '[[benchmark]]\nname = "tinyMMLU"\nresponses = "r.parquet"\n' * 2, "listed twice"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CONFIGS))
+def test_bad_configs_exit_2_with_a_message(case, tmp_path, capsys):
+    from builder.publish import main
+
+    body, message = BAD_CONFIGS[case]
+    (tmp_path / "r.parquet").write_bytes(b"x")
+    cfg = tmp_path / "release.toml"
+    cfg.write_text(body)
+    assert main(["--config", str(cfg), "--version", "1.0.0", "--out", str(tmp_path / "out")], build=fake_build) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_cli_errors_have_no_traceback(tmp_path):
+    """The real script: --help, a bad version, a missing config, an unknown --only."""
+    cfg = fake_config(tmp_path)
+
+    def run(*args):
+        return subprocess.run([sys.executable, str(RELEASE_PY), *args], capture_output=True, text=True, timeout=60,
+                              cwd=tmp_path)
+
+    h = run("--help")
+    assert h.returncode == 0 and "--push" in h.stdout and "HF_ENDPOINT" in h.stdout and "docs/RELEASE.md" in h.stdout
+    for args, message in [
+        (["--config", str(cfg), "--version", "1.0"], "invalid version '1.0'"),
+        (["--config", str(cfg), "--version", "v1.0.0-rc1"], "invalid version"),
+        (["--config", str(tmp_path / "nope.toml"), "--version", "1.0.0"], "not found"),
+        (["--config", str(cfg), "--version", "1.0.0", "--only", "tinyMMLU"], "--only tinyMMLU: not in"),
+    ]:
+        p = run(*args)
+        assert p.returncode == 2, (args, p.stderr)
+        assert message in p.stderr and "Traceback" not in p.stderr, p.stderr
+    p = run("--version", "1.0.0")
+    assert p.returncode == 2 and "--config" in p.stderr  # argparse usage error
+
+
+def test_repository_configs_cover_the_registry():
+    """release.toml lists every registered tiny benchmark (when you register one, add its sources)."""
+    from builder.benchmarks import REGISTRY
+    from builder.publish import load_config
+
+    full = load_config(ROOT / "release.toml", check_paths=False)
+    assert full.org == "tinyBenchmarks"
+    assert sorted(b.name for b in full.benchmarks) == sorted(REGISTRY), "release.toml must list every registered benchmark"
+    local = load_config(ROOT / "release-local.toml", check_paths=SHARED_DATA.is_dir())
+    assert [b.name for b in local.benchmarks] == ["tinyAlpacaEval"]
+    if SHARED_DATA.is_dir():
+        assert local.benchmarks[0].responses == (SHARED_DATA / "responses" / "alpaca_eval_2.parquet",)
+
+
+# --------------------------------------------------------------------------- without --push
+
+
+def test_build_and_validate_without_push(tmp_path, capsys, monkeypatch):
+    from builder.publish import main
+
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    cfg = fake_config(tmp_path / "cfg", options={"extra": {"notes/readme.txt": "hello\n"}})
+    out = tmp_path / "out"
+    args = ["--config", str(cfg), "--version", "1.0.0", "--out", str(out), "--no-previous", "--quiet"]
+    assert main(args, build=fake_build) == 0
+    captured = capsys.readouterr()
+    assert "not published" in captured.out and "tinyOrg/tinyAlpacaEval" in captured.out
+    folder = out / "tinyAlpacaEval"
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["version"] == "1.0.0" and manifest["tag"] == "v1.0.0" and manifest["repo_id"] == "tinyOrg/tinyAlpacaEval"
+    assert manifest["content"] == {"test": "tatsu-lab/alpaca_eval"}
+    summary = json.loads((out / "release.json").read_text())
+    assert summary["tag"] == "v1.0.0"
+    b = summary["benchmarks"]["tinyAlpacaEval"]
+    assert b["validation"]["configs"] == {"default": {"test": 5}} and b["validation"]["anchors"] == 5
+    assert "published" not in b
+    # a second run replaces the earlier build
+    (folder / "stale.txt").write_text("left over")
+    assert main(args, build=fake_build) == 0
+    assert not (folder / "stale.txt").exists()
+
+
+def test_build_failure_and_foreign_out_folder(tmp_path, capsys):
+    from builder.publish import main
+
+    cfg = fake_config(tmp_path / "cfg", options={"fail": "no scores for task 'x'"})
+    out = tmp_path / "out"
+    assert main(["--config", str(cfg), "--version", "1.0.0", "--out", str(out), "--no-previous", "--quiet"],
+                build=fake_build) == 1
+    err = capsys.readouterr().err
+    assert "error: building tinyAlpacaEval failed: ValueError: no scores for task 'x'" in err and "Traceback" not in err
+
+    cfg = fake_config(tmp_path / "cfg2")
+    (out / "tinyAlpacaEval").mkdir(parents=True, exist_ok=True)
+    (out / "tinyAlpacaEval" / "precious.txt").write_text("not a build")
+    assert main(["--config", str(cfg), "--version", "1.0.0", "--out", str(out), "--no-previous", "--quiet"],
+                build=fake_build) == 1
+    assert "is not a tiny-benchmark build folder" in capsys.readouterr().err
+    assert (out / "tinyAlpacaEval" / "precious.txt").exists()
+
+
+# --------------------------------------------------------------------------- with --push
+
+
+RELEASE_RUNS = """
+import json, sys
+from builder.publish import main
+from test_publish import fake_build
+codes = []
+for argv in {runs!r}:
+    print("=== release.py " + " ".join(argv), flush=True)
+    codes.append(main(argv, build=fake_build))
+print(json.dumps({{"codes": codes}}))
+"""
+
+
+def _all_text(folder: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in folder.rglob("*") if p.is_file())
+
+
+def test_push_releases_previous_changelog_idempotence_and_no_token_leak(tmp_path):
+    token = "hf_DISTINCTIVE_release_token_4f9a2c71e0"
+    cfg = fake_config(tmp_path / "cfg", seed=1)
+    leak_cfg = fake_config(tmp_path / "leak", options={"extra": {"leak.txt": f"token={token}\n"}})
+    out1, out2, out3, out_leak = (tmp_path / n for n in ("out1", "out2", "out3", "out_leak"))
+    common = ["--config", str(cfg), "--push", "--quiet"]
+    runs = [
+        common + ["--version", "1.0.0", "--out", str(out1)],
+        common + ["--version", "1.1.0", "--out", str(out2)],
+        common + ["--version", "1.1.0", "--out", str(out3)],  # identical re-run
+        ["--config", str(leak_cfg), "--push", "--quiet", "--version", "1.2.0", "--out", str(out_leak)],
+    ]
+    with HubServer(token=token) as hub:
+        env = hub.client_env(tmp_path / "hf_home", token=token)
+        code = f"import sys; sys.path.insert(0, {str(TESTS_DIR)!r})\n" + RELEASE_RUNS.format(runs=runs)
+        proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
+                              cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr[-4000:]
+        codes = json.loads(proc.stdout.strip().splitlines()[-1])["codes"]
+        assert codes == [0, 0, 0, 1], proc.stdout + proc.stderr[-3000:]
+        repo_id = "tinyOrg/tinyAlpacaEval"
+        refs = hub.refs(repo_id)
+        s1 = json.loads((out1 / "release.json").read_text())["benchmarks"]["tinyAlpacaEval"]
+        s2 = json.loads((out2 / "release.json").read_text())["benchmarks"]["tinyAlpacaEval"]
+        s3 = json.loads((out3 / "release.json").read_text())["benchmarks"]["tinyAlpacaEval"]
+        assert s1["published"]["action"] == "committed" and s2["published"]["action"] == "committed"
+        assert s3["published"] == {**s2["published"], "action": "unchanged"}
+        assert refs["tags"] == {"v1.0.0": s1["published"]["commit"], "v1.1.0": s2["published"]["commit"]}
+        assert refs["branches"]["main"] == s2["published"]["commit"]
+        assert len(hub.history(repo_id)) == 3  # the Hub's initial commit + one per version
+        # v1.1.0 was built against the fetched v1.0.0: its changelog says so
+        assert s1["previous"] is None and s2["previous"] == "v1.0.0" and s3["previous"] == "v1.0.0"
+        readme = hub.files(repo_id, "v1.1.0")["README.md"].decode()
+        assert "Previous release: v1.0.0." in readme
+        assert hub.files(repo_id, "v1.0.0")[DATA] == (out1 / "tinyAlpacaEval" / DATA).read_bytes()
+        # the leaking build was refused before anything was sent
+        assert "leak.txt contains the Hub token; refusing to publish it" in proc.stderr
+        assert "v1.2.0" not in refs["tags"]
+        # the token was used ...
+        assert hub.seen_tokens == {token}
+    # ... and never printed, logged or written (outside the deliberately leaking build)
+    assert token not in proc.stdout and token not in proc.stderr
+    for out in (out1, out2, out3):
+        assert token.encode() not in _all_text(out)
+    assert (out_leak / "tinyAlpacaEval" / "leak.txt").exists()
+    assert token.encode() not in (out_leak / "release.json").read_bytes() if (out_leak / "release.json").exists() else True
+
+
+def test_push_needs_a_token(tmp_path):
+    cfg = fake_config(tmp_path / "cfg")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGING"))}
+    env.update(HF_HOME=str(tmp_path / "hf_home"), HF_ENDPOINT="http://127.0.0.1:9")
+    p = subprocess.run([sys.executable, str(RELEASE_PY), "--config", str(cfg), "--version", "1.0.0", "--push"],
+                       env=env, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert p.returncode == 2 and "--push needs a Hub token" in p.stderr and "Traceback" not in p.stderr
+
+
+# --------------------------------------------------------------------------- the real builder
+
+
+def _real_builder_available() -> bool:
+    try:
+        import builder.cards  # noqa: F401
+        import builder.dataset  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _real_builder_available(), reason="builder.dataset / builder.cards not available yet")
+def test_end_to_end_real_build(tmp_path):
+    pytest.skip("TODO: real build end to end")
