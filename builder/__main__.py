@@ -1,4 +1,4 @@
-"""Command line: ``python -m builder {ingest,fit,estimate,simulate} ...``.
+"""Command line: ``python -m builder {ingest,fit,estimate,build,simulate} ...``.
 
 Argument parsing only; the work is done by the modules it calls.
 """
@@ -18,6 +18,9 @@ examples:
   python -m builder simulate --models 80 --items 2000 --out sim.parquet
   python -m builder fit sim.parquet --anchors 100 --out tiny_sim
   python -m builder estimate tiny_sim new_models.parquet --out estimates.csv
+  python -m builder build tinyAlpacaEval --responses alpaca_eval_2.parquet \
+      --content test=alpaca_eval.parquet --out build/tinyAlpacaEval
+  python -m builder estimate build/tinyMMLU lm_eval_output/      # lm-eval logs of tinyMMLU
 """
 
 
@@ -58,7 +61,15 @@ def _binarize_arg(value: str | None):
 def _cmd_estimate(args: argparse.Namespace) -> int:
     from .estimate_io import estimate_table, write_estimates
 
-    frame = estimate_table(args.dir, args.scores)
+    if Path(args.scores).is_dir():  # lm-evaluation-harness logs of the tiny task(s)
+        from .harness_logs import estimate_from_logs
+
+        frame, notes = estimate_from_logs(args.dir, args.scores, task=args.task, metric=args.metric,
+                                          filter=args.filter)
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr)
+    else:
+        frame = estimate_table(args.dir, args.scores)
     if args.out:
         write_estimates(frame, args.out)
         print(f"wrote {len(frame)} estimate(s) to {args.out}", file=sys.stderr)
@@ -76,6 +87,22 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     )
     matrix.write(args.out)
     print(f"wrote {matrix.shape[0]} models x {matrix.shape[1]} items to {args.out}", file=sys.stderr)
+    return 0
+
+
+def _cmd_build(args: argparse.Namespace) -> int:
+    from .dataset import build_benchmark, parse_content_args
+
+    fit_options = {"n_seeds": args.kmeans_seeds}
+    if args.dims is not None:
+        fit_options["n_dims"] = args.dims
+    out = build_benchmark(
+        args.name, args.responses[0] if len(args.responses) == 1 else args.responses,
+        content=parse_content_args(args.content), anchors=args.anchors, seed=args.seed, out=args.out,
+        version=args.version, previous=args.previous, repo_id=args.repo_id, fit_options=fit_options,
+        progress=not args.quiet,
+    )
+    print(f"wrote {out}/ ({', '.join(sorted(p.name for p in Path(out).iterdir()))})", file=sys.stderr)
     return 0
 
 
@@ -128,9 +155,44 @@ def build_parser() -> argparse.ArgumentParser:
                     "columns are read; missing anchors are allowed.",
     )
     pe.add_argument("dir", metavar="DIR", help="folder written by `fit` (or a tiny dataset folder)")
-    pe.add_argument("scores", metavar="SCORES", help="score table in the formats `fit` reads, one row per model")
+    pe.add_argument("scores", metavar="SCORES",
+                    help="score table in the formats `fit` reads, one row per model; or a folder of "
+                         "lm-evaluation-harness --log_samples output of the tiny task (results are matched "
+                         "to the rows by document, so the order of the records does not matter)")
+    pe.add_argument("--task", default=None, metavar="NAME",
+                    help="harness logs: the lm-eval task to read (default: the dataset's own, e.g. tinyMMLU)")
+    pe.add_argument("--metric", default=None, metavar="NAME",
+                    help="harness logs: per-sample metric (default: acc_norm; exact_match for tinyGSM8k, acc for "
+                         "tinyTruthfulQA)")
+    pe.add_argument("--filter", default=None, metavar="NAME", help="harness logs: lm-eval filter (tinyGSM8k: strict-match)")
     pe.add_argument("--out", metavar="FILE", help="write CSV (or JSON if FILE ends in .json) instead of a table on stdout")
     pe.set_defaults(func=_cmd_estimate)
+
+    pb = sub.add_parser(
+        "build", help="fit, select anchors and write a Hub-ready tiny dataset folder (data, estimator, card)",
+        description="Fit the estimator of the registered tiny benchmark NAME on RESPONSES, select its anchors "
+                    "and write DIR: parquet data per config/split (the tiny split in anchor order), the estimator "
+                    "side files and estimator.py, validation report and plot, dataset card and manifest.json. "
+                    "Same inputs and seed give a byte-identical folder. See docs/BUILD.md.",
+    )
+    pb.add_argument("name", metavar="NAME", help="registered benchmark (tinyMMLU, tinyAlpacaEval, ...)")
+    pb.add_argument("--responses", required=True, nargs="+", metavar="SOURCE",
+                    help="score table (parquet/CSV) or evaluation outputs that `ingest` reads")
+    pb.add_argument("--content", action="append", default=[], metavar="SPLIT=PATH",
+                    help="content of a split: local parquet/CSV/JSON in the upstream schema (an item_id column "
+                         "matching the responses, or upstream row order) or hub:OWNER/NAME; CONFIG/SPLIT=... for "
+                         "bundles; repeatable (default: the registry's upstream Hub dataset)")
+    pb.add_argument("--anchors", type=int, default=None, metavar="K", help="number of anchors (default: the registry's)")
+    pb.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    pb.add_argument("--out", required=True, metavar="DIR", help="output folder (replaced if it holds an earlier build)")
+    pb.add_argument("--version", default="0.0.0", help="dataset version for the manifest and card (default 0.0.0)")
+    pb.add_argument("--previous", default=None, metavar="DIR", help="folder of the previous version (card changelog)")
+    pb.add_argument("--repo-id", default=None, metavar="OWNER/NAME",
+                    help="Hub repository shown in the card (default tinyBenchmarks/NAME)")
+    pb.add_argument("--dims", type=int, default=None, metavar="D", help="IRT dimension (default: chosen by validation)")
+    pb.add_argument("--kmeans-seeds", type=int, default=10, metavar="N", help="k-means seeds tried (default 10)")
+    pb.add_argument("--quiet", action="store_true", help="no progress bar")
+    pb.set_defaults(func=_cmd_build)
 
     ps = sub.add_parser("simulate", help="write a score matrix simulated from a known IRT model (demos, tests)")
     ps.add_argument("--models", type=int, default=80)

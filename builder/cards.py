@@ -1,0 +1,336 @@
+"""Dataset cards of the tiny benchmarks: jinja2 templates in ``dataset_cards/`` + ``DatasetCardData``.
+
+:func:`write_card` renders ``README.md`` for a folder written by :mod:`builder.dataset`
+(everything it shows comes from the folder: ``manifest.json``, the estimator side files,
+``validation.json``), draws ``validation.png`` (estimated vs true scores of held-out
+models; needs the optional ``matplotlib``, skipped with a note otherwise) and refreshes the
+manifest's file hashes. With ``previous`` (the folder of the previous release) the
+changelog lists the anchors that came in and went out and the change of the validation
+errors (:func:`changelog`).
+
+Templates: ``dataset_cards/<benchmark name>.md`` when it exists (it may
+``{% extends "tiny_benchmark.md" %}`` and override blocks), else ``tiny_benchmark.md``. The
+YAML header is :class:`huggingface_hub.DatasetCardData` (licence, task categories, size
+category, ``configs`` with their data files, pretty name), rendered as ``{{ card_data }}``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from .benchmarks import POLO2024_BIBTEX, get_benchmark, size_category
+
+TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "dataset_cards"
+DEFAULT_TEMPLATE = "tiny_benchmark.md"
+PLOT_DPI = 100
+
+__all__ = ["write_card", "render_card", "card_data", "plot_validation", "changelog", "changelog_markdown",
+           "size_category", "TEMPLATES_DIR"]
+
+
+
+
+def card_data(manifest: dict, spec) -> Any:
+    """The card's YAML metadata (``DatasetCardData``) for a built folder's manifest."""
+    from huggingface_hub import DatasetCardData
+
+    configs = []
+    total = 0
+    for name, c in manifest["configs"].items():
+        files = []
+        for split, s in c["splits"].items():
+            files.append({"split": split, "path": s["path"]})
+            total += int(s["rows"])
+        configs.append({"config_name": name, "data_files": files})
+    extra = {}
+    if getattr(spec, "task_ids", None):
+        extra["task_ids"] = list(spec.task_ids)
+    sources = list(getattr(spec, "source_datasets", ()) or ())
+    if sources:
+        extra["source_datasets"] = sources
+    return DatasetCardData(
+        license=spec.license,
+        task_categories=list(spec.task_categories),
+        size_categories=[size_category(total)],
+        pretty_name=spec.pretty_name,
+        language=["en"],
+        tags=["tinybenchmarks", "irt", "evaluation"],
+        configs=configs,
+        **extra,
+    )
+
+
+# ============================================================================ folder contents
+def _read_json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _reports(folder: Path, manifest: dict) -> list[tuple[str, dict]]:
+    """(estimator path, validation report) for every estimator of the folder."""
+    from .dataset import VALIDATION_NAME
+
+    out = []
+    for e in manifest.get("estimators", [{"path": ""}]):
+        p = folder / e["path"] / VALIDATION_NAME if e["path"] else folder / VALIDATION_NAME
+        out.append((e["path"], _read_json(p) if p.is_file() else {}))
+    return out
+
+
+def _anchors_by_config(folder: Path, manifest: dict) -> dict[str, list[str]]:
+    """Config -> its anchor ids, in row order (from the estimator side files)."""
+    from .dataset import config_anchor_ids
+    from .estimator import JSON_NAME
+
+    out = {}
+    cache: dict[str, dict] = {}
+    for name, c in manifest.get("configs", {}).items():
+        p = c.get("estimator", "")
+        if p not in cache:
+            f = folder / p / JSON_NAME if p else folder / JSON_NAME
+            cache[p] = _read_json(f) if f.is_file() else None
+        meta = cache[p]
+        if meta is None:
+            continue
+        if len(meta.get("scenarios", [])) <= 1:
+            out[name] = list(meta["anchor_ids"])
+        else:  # a bundle: the anchors of this config's scenario
+            from .estimator import TinyEstimator
+
+            est = TinyEstimator.load(folder / p if p else folder)
+            out[name] = config_anchor_ids(est, c["scenario"])
+    return out
+
+
+# ============================================================================ plot
+def plot_validation(reports: list[tuple[str, dict]], path: str | os.PathLike) -> str | None:
+    """Draw estimated vs true scores of the out-of-fold models; None on success, else a note.
+
+    One panel per scenario; x = true full score, y = gp-IRT estimate from the anchors, bars =
+    95% interval. Agg canvas (no pyplot, no display), fixed size and dpi, no software/date
+    metadata: the PNG bytes are deterministic.
+    """
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        return ("Plot skipped: matplotlib is not installed (`pip install tinybench-builder[plot]`); "
+                "the table above has the same validation.")
+    panels = []
+    for _, rep in reports:
+        oof = rep.get("oof")
+        if not oof:
+            continue
+        for s, name in enumerate(oof["scenarios"]):
+            pts = [(t[s], g[s], lo[s], hi[s]) for t, g, lo, hi in
+                   zip(oof["truth"], oof["gpirt"], oof["ci_low"], oof["ci_high"])
+                   if t[s] is not None and g[s] is not None]
+            if pts:
+                panels.append((name, pts))
+    if not panels:
+        return "Plot skipped: the validation report has no out-of-fold estimates."
+    ncols = min(3, len(panels))
+    nrows = (len(panels) + ncols - 1) // ncols
+    fig = Figure(figsize=(4.2 * ncols, 4.2 * nrows), dpi=PLOT_DPI)
+    FigureCanvasAgg(fig)
+    for i, (name, pts) in enumerate(panels):
+        ax = fig.add_subplot(nrows, ncols, i + 1)
+        t = [p[0] for p in pts]
+        g = [p[1] for p in pts]
+        lo = [max(0.0, p[1] - p[2]) for p in pts]
+        hi = [max(0.0, p[3] - p[1]) for p in pts]
+        lim_lo = max(0.0, min(min(t), min(p[2] for p in pts)) - 0.03)
+        lim_hi = min(1.0, max(max(t), max(p[3] for p in pts)) + 0.03)
+        ax.plot([lim_lo, lim_hi], [lim_lo, lim_hi], color="0.6", lw=1, ls="--", zorder=1)
+        ax.errorbar(t, g, yerr=[lo, hi], fmt="o", ms=3.5, color="#1f77b4", ecolor="#9ecae1", elinewidth=1,
+                    capsize=0, zorder=2)
+        mae = sum(abs(a - b) for a, b in zip(t, g)) / len(t)
+        ax.set_xlim(lim_lo, lim_hi)
+        ax.set_ylim(lim_lo, lim_hi)
+        ax.set_aspect("equal")
+        ax.set_title(f"{name}: {len(t)} held-out models, MAE {mae:.3f}", fontsize=9)
+        ax.set_xlabel("true score (all examples)", fontsize=8)
+        ax.set_ylabel("gp-IRT estimate (anchors) and 95% interval", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(True, color="0.92", lw=0.6)
+    fig.subplots_adjust(left=0.8 / (4.2 * ncols), right=1 - 0.15 / (4.2 * ncols), bottom=0.55 / (4.2 * nrows),
+                        top=1 - 0.35 / (4.2 * nrows), wspace=0.35, hspace=0.35)
+    fig.savefig(path, format="png", dpi=PLOT_DPI, metadata={"Software": None})
+    return None
+
+
+# ============================================================================ changelog
+def changelog(folder: str | os.PathLike, previous: str | os.PathLike | None) -> dict:
+    """What changed since ``previous`` (a folder of the previous release).
+
+    ``{"version", "previous_version", "anchors": {config: {"added", "removed", "kept"}},
+    "errors": [{"scenario", "metric", "before", "after"}]}``; ``previous_version`` is None
+    (and the rest empty) for a first release.
+    """
+    from .dataset import read_manifest
+
+    folder = Path(folder)
+    cur = read_manifest(folder)
+    out: dict[str, Any] = {"version": cur.get("version"), "previous_version": None, "anchors": {}, "errors": []}
+    if previous is None:
+        return out
+    previous = Path(previous)
+    prev = read_manifest(previous)
+    out["previous_version"] = prev.get("version")
+    now_a, old_a = _anchors_by_config(folder, cur), _anchors_by_config(previous, prev)
+    for name, ids in now_a.items():
+        before = old_a.get(name)
+        if before is None:
+            out["anchors"][name] = {"added": list(ids), "removed": [], "kept": 0, "new_config": True}
+            continue
+        bset, nset = set(before), set(ids)
+        out["anchors"][name] = {"added": [a for a in ids if a not in bset], "removed": [a for a in before if a not in nset],
+                                "kept": len(bset & nset)}
+    for name in old_a:
+        if name not in now_a:
+            out["anchors"][name] = {"added": [], "removed": list(old_a[name]), "kept": 0, "dropped_config": True}
+    old_rows = {r["scenario"]: r for _, rep in _reports(previous, prev) for r in rep.get("table", [])}
+    for _, rep in _reports(folder, cur):
+        for r in rep.get("table", []):
+            o = old_rows.get(r["scenario"])
+            for metric in ("gpirt", "random", "spearman", "coverage"):
+                out["errors"].append({"scenario": r["scenario"], "metric": metric,
+                                      "before": None if o is None else o.get(metric), "after": r.get(metric)})
+    return out
+
+
+_METRIC_LABEL = {"gpirt": "gp-IRT MAE", "random": "random-k MAE", "spearman": "Spearman", "coverage": "95% coverage"}
+
+
+def _fmt(v: Any, metric: str) -> str:
+    if v is None:
+        return "n/a"
+    return f"{v:.0%}" if metric == "coverage" else f"{v:.4f}" if metric != "spearman" else f"{v:.3f}"
+
+
+def changelog_markdown(ch: dict, max_ids: int = 20) -> str:
+    """The changelog section's Markdown."""
+    if ch.get("previous_version") is None:
+        return f"* **{ch.get('version')}**: first release of this build (no previous version to compare with)."
+    lines = [f"**{ch['version']}** (previous: {ch['previous_version']})", ""]
+    for name, a in ch["anchors"].items():
+        if a.get("new_config"):
+            lines.append(f"* config `{name}`: new ({len(a['added'])} anchors)")
+            continue
+        if a.get("dropped_config"):
+            lines.append(f"* config `{name}`: removed")
+            continue
+        if not a["added"] and not a["removed"]:
+            lines.append(f"* config `{name}`: same {a['kept']} anchors")
+            continue
+
+        def ids(xs):
+            shown = ", ".join(f"`{x}`" for x in xs[:max_ids])
+            return shown + (f", ... {len(xs) - max_ids} more" if len(xs) > max_ids else "")
+
+        lines.append(f"* config `{name}`: {a['kept']} anchors kept, {len(a['added'])} in, {len(a['removed'])} out")
+        if a["added"]:
+            lines.append(f"  * in: {ids(a['added'])}")
+        if a["removed"]:
+            lines.append(f"  * out: {ids(a['removed'])}")
+    if ch["errors"]:
+        lines += ["", "Validation (out-of-fold), previous -> this version:", "",
+                  "| scenario | metric | previous | this version | change |", "|---|---|---:|---:|---:|"]
+        for e in ch["errors"]:
+            b, a, m = e["before"], e["after"], e["metric"]
+            delta = "n/a" if b is None or a is None else (f"{a - b:+.0%}" if m == "coverage" else f"{a - b:+.4f}")
+            lines.append(f"| {e['scenario']} | {_METRIC_LABEL[m]} | {_fmt(b, m)} | {_fmt(a, m)} | {delta} |")
+    return "\n".join(lines)
+
+
+# ============================================================================ rendering
+def _environment(templates: Path):
+    import jinja2
+
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)), undefined=jinja2.StrictUndefined,
+                              keep_trailing_newline=True, autoescape=False)
+
+
+def render_card(folder: str | os.PathLike, previous: str | os.PathLike | None = None,
+                templates: str | os.PathLike | None = None, plot: str | None = None,
+                plot_note: str | None = None) -> Any:
+    """The :class:`huggingface_hub.DatasetCard` of a built folder (nothing is written)."""
+    from huggingface_hub import DatasetCard
+
+    from .dataset import read_manifest
+    from .fitting import report_markdown
+
+    folder = Path(folder)
+    manifest = read_manifest(folder)
+    spec = get_benchmark(manifest["name"])
+    templates = Path(templates) if templates is not None else TEMPLATES_DIR
+    if not (templates / DEFAULT_TEMPLATE).is_file():
+        raise FileNotFoundError(f"card templates not found in {templates} (expected {DEFAULT_TEMPLATE})")
+    data = card_data(manifest, spec)
+    reports = _reports(folder, manifest)
+    validation = []
+    for path, rep in reports:
+        if rep.get("table"):
+            validation.append({"title": f"`{path}`" if len(reports) > 1 else "", "markdown": report_markdown(rep)})
+    configs = []
+    for name, c in manifest["configs"].items():
+        sc = next((x for x in spec.configs if x.name == name), None)
+        tiny = c["splits"][c["tiny_split"]]
+        configs.append({
+            "name": name, "tiny_split": c["tiny_split"], "renderer": c.get("renderer"),
+            "num_fewshot": int(getattr(sc, "num_fewshot", 0) or 0) if sc else 0,
+            "fewshot_split": getattr(sc, "fewshot_split", None) if sc else None,
+            "columns": tiny["columns"],
+            "splits": [{"name": s, **v} for s, v in c["splits"].items()],
+        })
+    estimators = []
+    for e in manifest.get("estimators", []):
+        estimators.append({"n_dims": "?", **e, "prefix": f"{e['path']}/" if e["path"] else ""})
+    params = manifest.get("parameters", {})
+    shown_params = {k: ("chosen by validation" if k == "n_dims" and v is None else v)
+                    for k, v in params.items() if v is not None or k == "n_dims"}
+    ch = changelog(folder, previous)
+    harness = list(dict.fromkeys(c["harness_task"] for c in manifest["configs"].values() if c.get("harness_task")))
+    kwargs = dict(
+        name=spec.name, pretty_name=spec.pretty_name, description=spec.description or "",
+        version=manifest["version"], tag=manifest.get("tag") or f"v{manifest['version']}",
+        repo_id=manifest.get("repo_id") or f"tinyBenchmarks/{spec.name}",
+        builder_version=manifest.get("builder_version", "?"),
+        n_anchors=sum(e["n_anchors"] for e in manifest.get("estimators", [])),
+        n_items=sum(e["n_items"] for e in manifest.get("estimators", [])),
+        n_kmeans_seeds=params.get("n_seeds") or 10,
+        configs=configs, estimators=estimators, inputs=manifest.get("inputs", {}), parameters=shown_params,
+        validation=validation, plot=plot, plot_note=plot_note or "",
+        harness_tasks=harness, changelog=changelog_markdown(ch),
+        polo_bibtex=POLO2024_BIBTEX, source_citation=spec.source_citation.strip(), license=spec.license,
+        license_notes=getattr(spec, "license_notes", "") or "",
+    )
+    env = _environment(templates)
+    name = f"{spec.name}.md" if (templates / f"{spec.name}.md").is_file() else DEFAULT_TEMPLATE
+    text = env.get_template(name).render(card_data=data.to_yaml(), **kwargs)
+    return DatasetCard(text)
+
+
+def write_card(folder: str | os.PathLike, previous: str | os.PathLike | None = None,
+               templates: str | os.PathLike | None = None) -> Path:
+    """Draw the plot, render ``README.md`` into a built folder and refresh the manifest hashes.
+
+    Release engineering may call it again on a finished folder (e.g. with the previous
+    release, for the changelog); the manifest's file table is recomputed.
+    """
+    from .dataset import CARD_NAME, PLOT_NAME, finalize_manifest, read_manifest
+
+    folder = Path(folder)
+    manifest = read_manifest(folder)
+    plot_path = folder / PLOT_NAME
+    if plot_path.exists():
+        plot_path.unlink()
+    note = plot_validation(_reports(folder, manifest), plot_path)
+    card = render_card(folder, previous=previous, templates=templates,
+                       plot=None if note else PLOT_NAME, plot_note=note)
+    out = folder / CARD_NAME
+    out.write_text(str(card), encoding="utf-8")
+    finalize_manifest(folder)
+    return out
