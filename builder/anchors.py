@@ -130,7 +130,7 @@ def cluster_anchors(
             assign = np.arange(len(idx))
             anchor_local = np.arange(len(idx))
         else:
-            km = KMeans(n_clusters=ks, n_init=1, random_state=seed, max_iter=300)
+            km = KMeans(n_clusters=ks, n_init=1, random_state=seed, max_iter=50, tol=1e-3)
             assign = km.fit_predict(Xs, sample_weight=ws)
             anchor_local = np.empty(ks, dtype=np.int64)
             for c in range(ks):

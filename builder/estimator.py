@@ -158,6 +158,15 @@ class TinyEstimator:
         k = len(self.anchor_ids)
         # cluster masses (within scenario) for the sampling error of the weighted mean
         self._cluster_mass = np.bincount(self.cluster, weights=self._w, minlength=k)
+        self._order = np.argsort(self.cluster, kind="stable")
+        counts = np.bincount(self.cluster, minlength=k)
+        self._nonempty = np.flatnonzero(counts)
+        self._starts = np.concatenate([[0], np.cumsum(counts)[:-1]])[self._nonempty]
+        self._anchor_one_hot = self._one_hot[self.anchor_positions]
+        self._scenario_items = [np.flatnonzero(self.scenario_index == s) for s in range(S)]
+        self._scenario_anchors = [np.flatnonzero(self._anchor_scenario == s) for s in range(S)]
+        # outer products a_j a_j' flattened: a_j' S a_j for all items is one product
+        self._AA = np.einsum("jd,je->jde", self.A, self.A).reshape(len(self.item_ids), -1)
 
     # ------------------------------------------------------------------ I/O
     def irt_parameters(self) -> tuple[np.ndarray, np.ndarray]:
@@ -340,72 +349,71 @@ class TinyEstimator:
         irt = np.divide(num, den, out=np.full((n, S), np.nan), where=den > 0)
         # --- theta: MAP on the answered anchors, Laplace covariance
         theta, cov = _map_abilities(Yf, obs, self._A_anchor, self._b_anchor, self.prior_mean, self._prior_prec)
-        M = theta @ self.A.T - self.b  # (n, N)
-        q = np.einsum("jd,nde,je->nj", self.A, cov, self.A)
-        P = expit(M / np.sqrt(1.0 + (np.pi / 8.0) * q))
-        # --- pirt: observed anchors + predictions for the rest
-        seen = np.zeros((n, len(self.item_ids)), dtype=bool)
-        seen[:, self.anchor_positions] = obs
-        Yfull = P.copy()
-        Yfull[:, self.anchor_positions] = np.where(obs, Yf, P[:, self.anchor_positions])
-        wY = Yfull * self._w
-        pirt = wY @ self._one_hot
-        # --- standard errors
-        unseen_w = np.where(seen, 0.0, self._w)
-        V = P * (1.0 - P)
-        bern = (unseen_w**2 * V) @ self._one_hot  # Bernoulli noise of unseen items
-        g = np.einsum("nj,jd->nd", unseen_w * V, self.A) if S == 1 else None
-        if S == 1:
-            theta_var = np.einsum("nd,nde,ne->n", g, cov, g)[:, None]
-        else:
-            theta_var = np.empty((n, S))
-            for s in range(S):
-                gs = (unseen_w * V * self._one_hot[:, s]) @ self.A
-                theta_var[:, s] = np.einsum("nd,nde,ne->n", gs, cov, gs)
-        se_pirt = np.sqrt(bern + theta_var)
-        se_irt = self._se_weighted_mean(P, V, obs)
+        # posterior-averaged P(correct): sigmoid(m / sqrt(1 + pi/8 a'Sa)), with a'Sa for
+        # all items as one product with the items' outer products
+        q = cov.reshape(n, -1) @ self._AA.T  # (n, N)
+        q *= np.pi / 8.0
+        q += 1.0
+        np.sqrt(q, out=q)
+        P = theta @ self.A.T
+        P -= self.b
+        P /= q
+        P = expit(P, out=P)
+        V = q  # reuse the buffer: V = P (1 - P)
+        np.multiply(P, 1.0 - P, out=V)
+        # --- pirt: sum over all items of w p, then the answered anchors' y replace their p
+        Pa, Va = P[:, self.anchor_positions], V[:, self.anchor_positions]
+        wa_items = self._w_anchor * obs  # (n, k): balance weight of answered anchors
+        seen_fix = wa_items * (Yf - Pa)
+        wV = V * self._w
+        pirt = (P * self._w) @ self._one_hot + seen_fix @ self._anchor_one_hot
+        # --- standard errors of pirt: Bernoulli noise of unseen items + theta uncertainty
+        bern = (wV * self._w) @ self._one_hot - (wa_items * self._w_anchor * Va) @ self._anchor_one_hot
+        theta_var = np.empty((n, S))
+        for s in range(S):
+            cols, acols = self._scenario_items[s], self._scenario_anchors[s]
+            g = wV @ self.A if S == 1 else wV[:, cols] @ self.A[cols]
+            g -= (wa_items[:, acols] * Va[:, acols]) @ self._A_anchor[acols]
+            theta_var[:, s] = np.einsum("nd,nde,ne->n", g, cov, g)
+        se_pirt = np.sqrt(np.maximum(bern, 0.0) + theta_var)
+        se_irt = self._se_weighted_mean(P, obs)
         return {"irt": irt, "pirt": pirt, "se_irt": se_irt, "se_pirt": se_pirt, "answered": answered,
                 "theta": theta}
 
-    def _se_weighted_mean(self, P: np.ndarray, V: np.ndarray, obs: np.ndarray) -> np.ndarray:
+    def _cluster_sums(self, X: np.ndarray) -> np.ndarray:
+        """Per-anchor-cluster sums of the columns of X (n, N) -> (n, k)."""
+        out = np.zeros((X.shape[0], len(self.anchor_ids)))
+        out[:, self._nonempty] = np.add.reduceat(X[:, self._order], self._starts, axis=1)
+        return out
+
+    def _se_weighted_mean(self, P: np.ndarray, obs: np.ndarray) -> np.ndarray:
         """Model-based standard error of the anchor-weighted mean (stratified sampling).
 
         Within cluster c the anchor stands for its members: its error is that of one
-        draw, variance ``v_c = mean_w[p(1-p)] + var_w[p]`` over the members; unanswered
-        anchors move their mass to the answered ones, adding the spread of cluster means.
+        draw, variance ``v_c = mean_w[p(1-p)] + var_w[p]`` over the members (which is
+        ``mean_w[p] - mean_w[p]^2``); unanswered anchors move their mass to the answered
+        ones, adding the spread of cluster means.
         """
-        k, S = len(self.anchor_ids), len(self.scenarios)
+        S = len(self.scenarios)
         n = P.shape[0]
         mass = self._cluster_mass
         safe = np.where(mass > 0, mass, 1.0)
-        # per-cluster weighted means via one sparse-like product: (n, N) @ (N, k)
-        C = self._cluster_matrix()
-        mean_p = (P * self._w) @ C / safe
-        mean_v = (V * self._w) @ C / safe
-        mean_p2 = (P**2 * self._w) @ C / safe
-        v_c = mean_v + np.maximum(mean_p2 - mean_p**2, 0.0)  # (n, k)
+        mean_p = self._cluster_sums(P * self._w) / safe
+        v_c = np.maximum(mean_p - mean_p**2, 0.0)  # (n, k)
         out = np.empty((n, S))
-        sc_a = self._anchor_scenario
         for s in range(S):
-            m = sc_a == s
-            W = self.anchor_weights[m] * obs[:, m]
+            m = self._scenario_anchors[s]
+            aw = self.anchor_weights[m]
+            W = aw * obs[:, m]
             tot = W.sum(1, keepdims=True)
             Wn = np.divide(W, tot, out=np.zeros_like(W), where=tot > 0)
             var = (Wn**2 * v_c[:, m]).sum(1)
             # unanswered mass: its clusters' means are replaced by the answered average
-            miss = 1.0 - (self.anchor_weights[m] * obs[:, m]).sum(1) / self.anchor_weights[m].sum()
-            mu = (self.anchor_weights[m] * mean_p[:, m]).sum(1) / self.anchor_weights[m].sum()
-            spread = (self.anchor_weights[m] * (mean_p[:, m] - mu[:, None]) ** 2).sum(1) / self.anchor_weights[m].sum()
+            miss = 1.0 - tot[:, 0] / aw.sum()
+            mu = (aw * mean_p[:, m]).sum(1) / aw.sum()
+            spread = (aw * (mean_p[:, m] - mu[:, None]) ** 2).sum(1) / aw.sum()
             out[:, s] = np.sqrt(var + miss**2 * spread)
         return out
-
-    def _cluster_matrix(self):
-        if not hasattr(self, "_C"):
-            from scipy.sparse import csr_matrix
-
-            N, k = len(self.item_ids), len(self.anchor_ids)
-            self._C = csr_matrix((np.ones(N), (np.arange(N), self.cluster)), shape=(N, k))
-        return self._C
 
     def _results(self, comp: dict) -> list[dict]:
         irt, pirt = comp["irt"], comp["pirt"]

@@ -69,7 +69,7 @@ def _estimator_from(irt: IRTModel, anchors: AnchorSet, matrix: ResponseMatrix, b
 
 def _select_anchors(irt: IRTModel, Y: np.ndarray, matrix, balance, scen, scen_idx, scen_names,
                     n_anchors: int, n_seeds: int, embedding: str, rng: np.random.Generator,
-                    max_models: int = 150) -> tuple[AnchorSet, list[float]]:
+                    max_models: int = 100) -> tuple[AnchorSet, list[float]]:
     """k-means anchors for several seeds; keep the one that estimates the fitted models best.
 
     The criterion is the in-sample MAE of ``(irt + pirt) / 2`` over the models the IRT
@@ -213,7 +213,11 @@ def fit_estimator(
 
     # --- 4. the shipped estimator: the same procedure on every training model
     steps.set_postfix_str(f"final IRT on {n} models x {N} items")
-    irt = IRTModel(n_dims=n_dims, **irt_kwargs).fit(Y)
+    if len(folds) == 1:
+        # one hold-out: the fold's fit already used 80% of the models; warm-start from it
+        irt = irt_r.refit(Y)
+    else:
+        irt = IRTModel(n_dims=n_dims, **irt_kwargs).fit(Y)
     anchors, seed_maes = _select_anchors(irt, Y, *common, rng)
     steps.update()
     steps.close()
