@@ -163,6 +163,9 @@ class TinyEstimator:
         self._nonempty = np.flatnonzero(counts)
         self._starts = np.concatenate([[0], np.cumsum(counts)[:-1]])[self._nonempty]
         self._anchor_one_hot = self._one_hot[self.anchor_positions]
+        # (N, S) view of a contiguous (S, N) array: numpy 2.x multiplies (n, N) @ (N, 1)
+        # about 1000x slower when the right operand is a C-contiguous column
+        self._sum_by_scenario = np.ascontiguousarray(self._one_hot.T).T
         self._scenario_items = [np.flatnonzero(self.scenario_index == s) for s in range(S)]
         self._scenario_anchors = [np.flatnonzero(self._anchor_scenario == s) for s in range(S)]
         # outer products a_j a_j' flattened: a_j' S a_j for all items is one product
@@ -366,9 +369,9 @@ class TinyEstimator:
         wa_items = self._w_anchor * obs  # (n, k): balance weight of answered anchors
         seen_fix = wa_items * (Yf - Pa)
         wV = V * self._w
-        pirt = (P * self._w) @ self._one_hot + seen_fix @ self._anchor_one_hot
+        pirt = (P * self._w) @ self._sum_by_scenario + seen_fix @ self._anchor_one_hot
         # --- standard errors of pirt: Bernoulli noise of unseen items + theta uncertainty
-        bern = (wV * self._w) @ self._one_hot - (wa_items * self._w_anchor * Va) @ self._anchor_one_hot
+        bern = (wV * self._w) @ self._sum_by_scenario - (wa_items * self._w_anchor * Va) @ self._anchor_one_hot
         theta_var = np.empty((n, S))
         for s in range(S):
             cols, acols = self._scenario_items[s], self._scenario_anchors[s]
