@@ -351,6 +351,12 @@ class LocalFile:
     sha256: str
     git_oid: str  # git blob sha1: what the Hub reports for non-LFS files
 
+    @property
+    def pointer_oid(self) -> str:
+        """Git blob sha1 of this file's LFS pointer (the blob id the Hub reports for LFS files)."""
+        pointer = f"version https://git-lfs.github.com/spec/v1\noid sha256:{self.sha256}\nsize {self.size}\n".encode()
+        return hashlib.sha1(b"blob %d\0" % len(pointer) + pointer).hexdigest()
+
 
 def _hash_file(p: Path) -> tuple[int, str, str]:
     size = p.stat().st_size
@@ -601,14 +607,15 @@ def compare_trees(local: Mapping[str, LocalFile], remote: Mapping[str, RemoteFil
     """``{"added", "changed", "deleted", "same"}`` paths going from ``remote`` to ``local``.
 
     Files the Hub manages itself (``.gitattributes``) are ignored unless the folder has one.
-    A file is the same when its LFS sha256 (or, for regular files, git blob id) matches.
+    A file is the same when its LFS sha256 matches or, without LFS metadata, when the git blob
+    id is the file's (regular file) or its LFS pointer's.
     """
     diff: dict[str, list[str]] = {"added": [], "changed": [], "deleted": [], "same": []}
     for rel, lf in local.items():
         rf = remote.get(rel)
         if rf is None:
             diff["added"].append(rel)
-        elif (rf.lfs_sha256 == lf.sha256) if rf.lfs_sha256 else (rf.blob_id == lf.git_oid):
+        elif (rf.lfs_sha256 == lf.sha256) if rf.lfs_sha256 else (rf.blob_id in (lf.git_oid, lf.pointer_oid)):
             diff["same"].append(rel)
         else:
             diff["changed"].append(rel)

@@ -420,6 +420,11 @@ def test_compare_trees():
               ".gitattributes": RemoteFile(".gitattributes", 5, "h" * 40, None), "gone.txt": RemoteFile("gone.txt", 1, "k" * 40, None)}
     assert compare_trees(local, remote) == {"added": ["new.txt"], "changed": ["d.parquet"], "deleted": ["gone.txt"],
                                             "same": ["a.txt"]}
+    # an LFS file listed without LFS metadata is recognised by its pointer's git blob id
+    data = b"\0binary" * 10
+    blob = Blob.make(data, lfs=True)
+    lf = LocalFile("x.bin", len(data), hashlib.sha256(data).hexdigest(), "g" * 40)
+    assert compare_trees({"x.bin": lf}, {"x.bin": RemoteFile("x.bin", len(data), blob.git_oid, None)})["same"] == ["x.bin"]
 
 
 def test_validate_folder_accepts_a_build_and_names_problems(tmp_path, monkeypatch):

@@ -298,6 +298,76 @@ def _real_builder_available() -> bool:
     return True
 
 
+E2E_AFTER = """
+import json, sys
+from builder.publish import main
+res = {{"codes": [main(["--config", {cfg1!r}, "--version", "1.0.0", "--push", "--quiet", "--out", {out1b!r}]),
+                  main(["--config", {cfg2!r}, "--version", "1.1.0", "--push", "--quiet", "--out", {out2!r}])]}}
+from datasets import load_dataset
+from builder.estimator import TinyEstimator
+for tag in ("v1.0.0", "v1.1.0"):
+    est = TinyEstimator.from_hub({repo!r}, revision=tag)
+    rows = load_dataset({repo!r}, revision=tag)["test"]
+    res[tag] = {{"instructions": list(rows["instruction"]), "anchors": est.anchor_ids,
+                "gpirt": est.estimate([1.0] * len(est.anchor_ids))["gpirt"]}}
+print(json.dumps(res))
+"""
+
+
+@pytest.mark.slow
 @pytest.mark.skipif(not _real_builder_available(), reason="builder.dataset / builder.cards not available yet")
 def test_end_to_end_real_build(tmp_path):
-    pytest.skip("TODO: real build end to end")
+    """release.py with the real build_benchmark on a small simulated benchmark: publish v1.0.0,
+    re-run it (deterministic build: no new commit), v1.1.0 with another seed (changelog
+    against the fetched v1.0.0), then consumers at each tag."""
+    import pandas as pd
+
+    from builder.simulate import simulate_responses
+
+    data = tmp_path / "inputs"
+    data.mkdir()
+    m, _ = simulate_responses(n_models=24, n_items=80, n_dims=1, seed=0)
+    m.write(data / "responses.parquet")
+    pd.DataFrame({"item_id": m.items, "instruction": [f"instruction {i}" for i in m.items], "output": "ref",
+                  "generator": "gpt4_1106_preview", "dataset": "sim"}).to_parquet(data / "content.parquet", index=False)
+    cfgs = []
+    for seed in (0, 1):
+        cfgs.append(write_config(tmp_path, f"""\
+            [release]
+            org = "tinyOrg"
+
+            [[benchmark]]
+            name = "tinyAlpacaEval"
+            responses = "inputs/responses.parquet"
+            content = {{ test = "inputs/content.parquet" }}
+            anchors = 8
+            seed = {seed}
+            """, name=f"release-{seed}.toml"))
+    repo = "tinyOrg/tinyAlpacaEval"
+    token = "hf_e2e_token_5b1d0c9a77"
+    with HubServer(token=token) as hub:
+        env = hub.client_env(tmp_path / "hf_home", token=token)
+        first = subprocess.run([sys.executable, str(RELEASE_PY), "--config", str(cfgs[0]), "--version", "1.0.0",
+                                "--push", "--quiet", "--out", str(tmp_path / "out1")],
+                               env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        assert first.returncode == 0, first.stderr[-4000:]
+        assert "committed" in first.stdout
+        v1 = hub.refs(repo)["tags"]["v1.0.0"]
+        res = run_json(E2E_AFTER.format(cfg1=str(cfgs[0]), cfg2=str(cfgs[1]), out1b=str(tmp_path / "out1b"),
+                                        out2=str(tmp_path / "out2"), repo=repo), env, timeout=300)
+        assert res["codes"] == [0, 0]
+        refs = hub.refs(repo)
+        assert refs["tags"]["v1.0.0"] == v1 and len(hub.history(repo)) == 3  # the re-run made no commit
+        card = hub.files(repo, "v1.1.0")["README.md"].decode()
+        assert "(previous: 1.0.0)" in card
+        assert hub.seen_tokens == {token}
+    folder1 = tmp_path / "out1" / "tinyAlpacaEval"
+    manifest = json.loads((folder1 / "manifest.json").read_text())
+    assert manifest["tag"] == "v1.0.0" and manifest["repo_id"] == repo
+    tiny = pd.read_parquet(folder1 / manifest["configs"]["default"]["splits"]["test"]["path"])
+    assert res["v1.0.0"]["instructions"] == tiny["instruction"].tolist()
+    assert len(res["v1.0.0"]["anchors"]) == 8 and 0.0 <= res["v1.0.0"]["gpirt"] <= 1.0
+    assert res["v1.0.0"]["anchors"] != res["v1.1.0"]["anchors"]
+    for out in ("out1", "out1b", "out2"):
+        assert token.encode() not in _all_text(tmp_path / out)
+    assert token not in first.stdout + first.stderr
