@@ -240,7 +240,8 @@ def changelog_markdown(ch: dict, max_ids: int = 20) -> str:
                   "| scenario | metric | previous | this version | change |", "|---|---|---:|---:|---:|"]
         for e in ch["errors"]:
             b, a, m = e["before"], e["after"], e["metric"]
-            delta = "n/a" if b is None or a is None else (f"{a - b:+.0%}" if m == "coverage" else f"{a - b:+.4f}")
+            delta = "n/a" if b is None or a is None else (
+                f"{a - b:+.0%}" if m == "coverage" else f"{a - b:+.3f}" if m == "spearman" else f"{a - b:+.4f}")
             lines.append(f"| {e['scenario']} | {_METRIC_LABEL[m]} | {_fmt(b, m)} | {_fmt(a, m)} | {delta} |")
     return "\n".join(lines)
 

@@ -124,8 +124,9 @@ def match_rows(docs: dict[int, Any], rows: list[dict] | None, where: str) -> tup
 
     A record's ``doc`` matches a row when it equals the row on every text column they
     share, ignoring a column that matches no row at all (a harness ``process_docs`` may
-    rewrite a field); at least one column must match. Ambiguous matches prefer the row
-    ``doc_id``.
+    rewrite a field); at least one column must match, and it must be a column that tells
+    the rows apart (``question``, ``input_formatted``: distinct in every row) when the doc
+    has one. Ambiguous matches prefer the row ``doc_id``.
     """
     notes: list[str] = []
     out: dict[int, int] = {}
@@ -135,6 +136,7 @@ def match_rows(docs: dict[int, Any], rows: list[dict] | None, where: str) -> tup
     for r, row in enumerate(rows or []):
         for c in cols:
             index[c][row[c]].add(r)
+    distinct = {c for c in cols if len(index[c]) == len(rows or [])}
     moved = 0
     for doc_id, doc in sorted(docs.items()):
         shared = [c for c in cols if isinstance(doc, dict) and isinstance(doc.get(c), str)]
@@ -145,12 +147,16 @@ def match_rows(docs: dict[int, Any], rows: list[dict] | None, where: str) -> tup
             continue
         cand: set[int] | None = None
         used = 0
+        used_distinct = False
         for c in shared:
             hit = index[c].get(doc[c])
             if not hit:
                 continue
             used += 1
+            used_distinct |= c in distinct
             cand = set(hit) if cand is None else cand & hit
+        if not used_distinct and distinct & set(shared):
+            cand = None
         if not used or not cand:
             preview = next((doc[c] for c in shared), "")[:80]
             raise SourceError(

@@ -38,8 +38,10 @@ def test_build_every_benchmark(name, root, tmp_path):
         est = estimators[c.name]
         anchors = config_anchor_ids(est, c.scenario)
         assert len(anchors) == k
+        loaded = load_dataset(str(folder), c.name, cache_dir=str(tmp_path / "cache"))
+        assert set(loaded) == set(c.splits)
         for split in c.splits:
-            ds = load_dataset(str(folder), c.name, split=split, cache_dir=str(tmp_path / "cache"))
+            ds = loaded[split]
             direct = pq.read_table(folder / manifest["configs"][c.name]["splits"][split]["path"])
             assert ds.column_names == list(c.columns)
             assert ds.num_rows == direct.num_rows
@@ -58,14 +60,8 @@ def test_build_every_benchmark(name, root, tmp_path):
                 want = content.loc[a[len(prefix):], first]
                 got = tiny[first].iloc[i]
                 assert (got == want) if not hasattr(got, "keys") else True
-    # ClassLabel where the registry has class labels (tinyMMLU's answer: A-D)
-    for c in spec.configs:
-        if c.class_labels:
-            from datasets import load_dataset
-
-            ds = load_dataset(str(folder), c.name, split=c.tiny_split, cache_dir=str(tmp_path / "cache"))
-            for col, names in c.class_labels.items():
-                assert ds.features[col].names == list(names)
+        for col, names in c.class_labels.items():  # ClassLabel (tinyMMLU's answer: A-D)
+            assert loaded[c.tiny_split].features[col].names == list(names)
 
 
 def test_tiny_rows_follow_anchor_ids_exactly(root):

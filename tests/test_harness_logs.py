@@ -1,0 +1,170 @@
+"""builder.harness_logs / `builder estimate DIR LOGS`: lm-eval logs of a tiny task give the same
+estimate whatever the order of their records (shuffled, multi-GPU interleaving, doc ids that do
+not follow the rows), because results are matched to the rows by document."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from builder.__main__ import main
+from builder.estimator import TinyEstimator
+from builder.harness_logs import estimate_from_logs, match_rows
+from builder.sources import SourceError
+from test_build_helpers import built, read_split, rng_perm
+
+TS = "2024-05-01T10-00-00.123456"
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    return built(tmp_path_factory.getbasetemp() / "builds", "tinyMMLU")
+
+
+def _records(rows: pd.DataFrame, scores, doc_ids=None):
+    out = []
+    for i, (row, s) in enumerate(zip(rows.to_dict("records"), scores)):
+        doc = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in row.items()}
+        out.append({
+            "doc_id": int(doc_ids[i]) if doc_ids is not None else i, "doc": doc, "target": doc["answer"],
+            "arguments": {"gen_args_0": {"arg_0": doc["input_formatted"], "arg_1": " A"}},
+            "resps": [[["-1.2", "False"]]], "filtered_resps": [["-1.2", "False"]],
+            "filter": "none", "metrics": ["acc", "acc_norm"], "doc_hash": "x", "prompt_hash": "y", "target_hash": "z",
+            "acc": f"{s:.1f}", "acc_norm": f"{s:.1f}",
+        })
+    return out
+
+
+def _write_logs(root, model, records, order=None):
+    d = root / model.replace("/", "__")
+    d.mkdir(parents=True, exist_ok=True)
+    recs = records if order is None else [records[i] for i in order]
+    with open(d / f"samples_tinyMMLU_{TS}.jsonl", "w") as fh:
+        for r in recs:
+            fh.write(json.dumps(r) + "\n")
+    (d / f"results_{TS}.json").write_text(json.dumps({
+        "results": {"tinyMMLU": {"alias": "tinyMMLU", "acc_norm,none": 0.5}},
+        "config": {"model": "hf", "model_args": f"pretrained={model},dtype=bfloat16"},
+        "n-samples": {"tinyMMLU": {"original": len(records), "effective": len(records)}},
+    }))
+    return d
+
+
+def _scores(n, seed):
+    return (np.random.default_rng(seed).random(n) < 0.6).astype(float)
+
+
+def test_estimate_is_order_independent(tiny, tmp_path):
+    rows = read_split(tiny, "all", "test")
+    est = TinyEstimator.load(tiny)
+    y = _scores(len(rows), 1)
+    want = est.estimate(y)
+    recs = _records(rows, y)
+    frames = []
+    for name, order in [("ordered", None), ("shuffled", rng_perm(len(recs), 7)), ("reversed", list(range(len(recs)))[::-1])]:
+        logs = tmp_path / name
+        _write_logs(logs, "org/model-a", recs, order)
+        frame, notes = estimate_from_logs(tiny, logs)
+        assert list(frame["model"]) == ["org/model-a"]
+        frames.append(frame)
+    for f in frames:
+        pd.testing.assert_frame_equal(f, frames[0])
+    assert frames[0]["gpirt"][0] == pytest.approx(want["gpirt"])
+    assert frames[0]["n_answered"][0] == len(rows)
+    # multi-GPU: two ranks' records interleaved in one file (doc_ids 0,2,4,... then 1,3,5,...)
+    logs = tmp_path / "ranks"
+    _write_logs(logs, "org/model-a", recs, list(range(0, len(recs), 2)) + list(range(1, len(recs), 2)))
+    pd.testing.assert_frame_equal(estimate_from_logs(tiny, logs)[0], frames[0])
+
+
+def test_documents_are_matched_by_content_not_doc_id(tiny, tmp_path):
+    """doc_ids that do not follow the rows (e.g. a harness that reordered the split) still map
+    each result to its own row, so the estimate is unchanged."""
+    rows = read_split(tiny, "all", "test")
+    y = _scores(len(rows), 2)
+    perm = rng_perm(len(rows), 3)
+    recs = _records(rows, y, doc_ids=perm)  # record of row i carries doc_id perm[i]
+    logs = tmp_path / "logs"
+    _write_logs(logs, "org/model-b", recs, rng_perm(len(rows), 4))
+    frame, notes = estimate_from_logs(tiny, logs)
+    est = TinyEstimator.load(tiny)
+    assert frame["gpirt"][0] == pytest.approx(est.estimate(y)["gpirt"])
+    assert any("matched by content" in n for n in notes)
+
+
+def test_partial_logs_and_several_models(tiny, tmp_path):
+    rows = read_split(tiny, "all", "test")
+    est = TinyEstimator.load(tiny)
+    ya, yb = _scores(len(rows), 5), _scores(len(rows), 6)
+    logs = tmp_path / "logs"
+    _write_logs(logs, "org/model-a", _records(rows, ya))
+    keep = [0, 3, 4, 7]  # a --limit style partial run of model b
+    _write_logs(logs, "org/model-b", [_records(rows, yb)[i] for i in keep])
+    frame, notes = estimate_from_logs(tiny, logs)
+    assert list(frame["model"]) == ["org/model-a", "org/model-b"]
+    partial = np.full(len(rows), np.nan)
+    partial[keep] = yb[keep]
+    assert frame["gpirt"][1] == pytest.approx(est.estimate(partial)["gpirt"])
+    assert frame["n_answered"][1] == len(keep)
+    assert any("4 of 10 rows answered" in n for n in notes)
+
+
+def test_foreign_documents_are_refused(tiny, tmp_path):
+    rows = read_split(tiny, "all", "test")
+    recs = _records(rows, _scores(len(rows), 0))
+    recs[2]["doc"]["question"] = "A question from another version of the dataset?"
+    recs[2]["doc"]["input_formatted"] = "something else"
+    logs = tmp_path / "logs"
+    _write_logs(logs, "org/model-c", recs)
+    with pytest.raises(SourceError, match="not a row of this tiny dataset"):
+        estimate_from_logs(tiny, logs)
+    # duplicate documents under different doc_ids
+    recs = _records(rows, _scores(len(rows), 0))
+    recs[1]["doc"] = recs[0]["doc"]
+    shutil.rmtree(logs)
+    _write_logs(logs, "org/model-c", recs)
+    with pytest.raises(SourceError, match="same row"):
+        estimate_from_logs(tiny, logs)
+
+
+def test_match_rows_without_docs_uses_doc_id():
+    rows = [{"question": "a"}, {"question": "b"}]
+    assert match_rows({0: None, 1: None}, rows, "x")[0] == {0: 0, 1: 1}
+    assert match_rows({0: {"question": "b"}, 1: {"question": "a"}}, rows, "x")[0] == {0: 1, 1: 0}
+    with pytest.raises(SourceError):
+        match_rows({5: None}, rows, "x")
+
+
+def test_cli_estimate_from_a_logs_folder(tiny, tmp_path, capsys):
+    rows = read_split(tiny, "all", "test")
+    y = _scores(len(rows), 9)
+    logs = tmp_path / "logs"
+    _write_logs(logs, "org/model-d", _records(rows, y), rng_perm(len(rows), 1))
+    assert main(["estimate", str(tiny), str(logs), "--out", str(tmp_path / "e.csv")]) == 0
+    df = pd.read_csv(tmp_path / "e.csv")
+    assert df["model"].tolist() == ["org/model-d"]
+    assert df["gpirt"][0] == pytest.approx(TinyEstimator.load(tiny).estimate(y)["gpirt"])
+    # a folder without logs of the task is an error (exit 2, message on stderr)
+    (tmp_path / "empty").mkdir()
+    assert main(["estimate", str(tiny), str(tmp_path / "empty")]) == 2
+    assert "no samples_" in capsys.readouterr().err
+
+
+def test_fit_folder_uses_doc_ids(tiny, tmp_path):
+    """A `builder fit` folder has no data: doc_id i is anchor i (the task is named with --task)."""
+    fit_dir = tmp_path / "fit"
+    fit_dir.mkdir()
+    for name in ("estimator.json", "irt_parameters.npz"):
+        shutil.copy(tiny / name, fit_dir / name)
+    rows = read_split(tiny, "all", "test")
+    y = _scores(len(rows), 11)
+    logs = tmp_path / "logs"
+    _write_logs(logs, "org/model-e", _records(rows, y), rng_perm(len(rows), 2))
+    frame, _ = estimate_from_logs(fit_dir, logs)  # the only task in the logs
+    assert frame["gpirt"][0] == pytest.approx(TinyEstimator.load(tiny).estimate(y)["gpirt"])
+    frame2, _ = estimate_from_logs(fit_dir, logs, task="tinyMMLU")
+    pd.testing.assert_frame_equal(frame, frame2)
