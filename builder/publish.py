@@ -751,11 +751,16 @@ def plan_publish(folder: str | os.PathLike, repo_id: str, version: str, api=None
 
 def _verify_tag(plan: PublishPlan, api) -> str:
     """The tag's commit if it holds exactly the folder's files; ReleaseError otherwise."""
-    _, _, tags = _refs(plan.repo_id, api)
-    oid = tags.get(plan.tag)
+    try:
+        _, _, tags = _refs(plan.repo_id, api)
+        oid = tags.get(plan.tag)
+        remote = remote_files(plan.repo_id, oid, api) if oid else None
+    except Exception as exc:
+        raise ReleaseError(f"{plan.repo_id}: could not check tag {plan.tag}: {_describe(exc)}; "
+                           "re-run the same command to check and finish") from None
     if oid is None:
         raise ReleaseError(f"{plan.repo_id}: tag {plan.tag} is missing after tagging")
-    diff = compare_trees(plan.local, remote_files(plan.repo_id, oid, api))
+    diff = compare_trees(plan.local, remote)
     if not _identical(diff):
         raise ReleaseError(f"{plan.repo_id}: tag {plan.tag} ({oid[:12]}) does not hold the released files: {diff}")
     return oid
@@ -1072,6 +1077,11 @@ def main(argv: Sequence[str] | None = None, *, build: BuildFn | None = None) -> 
     except KeyboardInterrupt:
         print("interrupted: no tag was created for an unfinished repository; re-run to finish", file=sys.stderr)
         return 130
+    except Exception as exc:  # a bug or an unexpected library error: still one line, no token
+        if args.debug:
+            raise
+        print(f"error: unexpected {_describe(exc)} (run with --debug for the traceback)", file=sys.stderr)
+        return 1
     out = Path(args.out) if args.out else default_out_dir(version)
     lines = [f"release {summary['tag']} ({len(summary['benchmarks'])} benchmark(s)) in {out}/"]
     for name, b in summary["benchmarks"].items():
