@@ -73,6 +73,9 @@ class TinyEstimator:
         Benchmark names (one for a single benchmark; several for a bundle).
     lambdas : dict
         gp-IRT weight of ``irt`` per scenario.
+    precision_weights : dict
+        For scenarios listed here, gp-IRT weighs ``irt`` per model by inverse variance
+        with these calibrated standard-error scales ``(c_irt, c_pirt)`` instead of lambda.
     interval_scale : dict
         Factor applied to the model-based standard error, per scenario.
     metadata : dict
@@ -96,6 +99,7 @@ class TinyEstimator:
         interval_scale: Mapping[str, float] | None = None,
         confidence: float = 0.95,
         metadata: Mapping[str, Any] | None = None,
+        precision_weights: Mapping[str, Sequence[float]] | None = None,
     ) -> None:
         self.item_ids = [str(i) for i in item_ids]
         N = len(self.item_ids)
@@ -130,6 +134,13 @@ class TinyEstimator:
             raise ValueError("prior mean/cov do not match the IRT dimension")
         self.lambdas = {s: float((lambdas or {}).get(s, 0.5)) for s in self.scenarios}
         self.interval_scale = {s: float((interval_scale or {}).get(s, 1.0)) for s in self.scenarios}
+        # scenarios whose gp-IRT weights irt and p-IRT per model by calibrated precision
+        self.precision_weights = {
+            str(s): (float(v[0]), float(v[1])) for s, v in (precision_weights or {}).items() if v is not None
+        }
+        unknown = set(self.precision_weights) - set(self.scenarios)
+        if unknown:
+            raise ValueError(f"precision_weights for unknown scenario(s) {sorted(unknown)}")
         if not 0 < confidence < 1:
             raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
         self.confidence = float(confidence)
@@ -152,7 +163,6 @@ class TinyEstimator:
         self._w_anchor = self._w[self.anchor_positions]
         self._one_hot = np.zeros((len(self.item_ids), S))
         self._one_hot[np.arange(len(self.item_ids)), self.scenario_index] = 1.0
-        self._lam = np.array([self.lambdas[s] for s in self.scenarios])
         self._scale = np.array([self.interval_scale[s] for s in self.scenarios])
         self._z = float(norm.ppf(0.5 + self.confidence / 2))
         k = len(self.anchor_ids)
@@ -189,6 +199,7 @@ class TinyEstimator:
             "scenarios": self.scenarios,
             "lambdas": self.lambdas,
             "interval_scale": self.interval_scale,
+            "precision_weights": {s: list(v) for s, v in self.precision_weights.items()},
             "confidence": self.confidence,
             "ability_prior": {"mean": self.prior_mean.tolist(), "cov": self.prior_cov.tolist()},
             "anchor_ids": self.anchor_ids,
@@ -239,6 +250,7 @@ class TinyEstimator:
             prior_mean=meta["ability_prior"]["mean"], prior_cov=meta["ability_prior"]["cov"],
             lambdas=meta.get("lambdas"), interval_scale=meta.get("interval_scale"),
             confidence=meta.get("confidence", 0.95), metadata=meta.get("metadata"),
+            precision_weights=meta.get("precision_weights"),
         )
         if est.anchor_ids != [str(a) for a in meta["anchor_ids"]]:
             raise ValueError(f"{json_path}: anchor_ids disagree with the anchor positions in {npz_path.name}")
@@ -420,11 +432,11 @@ class TinyEstimator:
 
     def _results(self, comp: dict) -> list[dict]:
         irt, pirt = comp["irt"], comp["pirt"]
-        lam = self._lam[None, :]
-        no_irt = np.isnan(irt)
-        gp = np.where(no_irt, pirt, lam * np.nan_to_num(irt) + (1 - lam) * pirt)
-        se_lam = np.where(no_irt, 0.0, lam)
-        se = (se_lam * np.nan_to_num(comp["se_irt"]) + (1 - se_lam) * comp["se_pirt"]) * self._scale[None, :]
+        gp, se = np.empty_like(pirt), np.empty_like(pirt)
+        for s, name in enumerate(self.scenarios):
+            gp[:, s], se[:, s], _ = blend(irt[:, s], pirt[:, s], comp["se_irt"][:, s], comp["se_pirt"][:, s],
+                                          self.lambdas[name], self.precision_weights.get(name))
+        se *= self._scale[None, :]
         S = len(self.scenarios)
         out = []
         for i in range(irt.shape[0]):
@@ -485,6 +497,41 @@ class TinyEstimator:
         if single and np.isnan(Y).all():
             raise ValueError("no anchor is answered: give at least one score")
         return Y, single
+
+
+def blend(irt, pirt, se_irt, se_pirt, lam, precision=None):
+    """gp-IRT and its unscaled standard error from the two estimators.
+
+    Parameters
+    ----------
+    irt, pirt, se_irt, se_pirt : ndarray
+        The anchor-weighted mean, p-IRT and their model-based standard errors (NaN irt:
+        nothing answered in that scenario, gp-IRT is then p-IRT).
+    lam : float or ndarray
+        Fixed weight of ``irt`` (used when ``precision`` is None).
+    precision : (c_irt, c_pirt) or None
+        Calibrated scales of the two standard errors. When given, each estimate gets its
+        own weight ``lam = v_pirt / (v_irt + v_pirt)`` with ``v = (c * se)^2``
+        (inverse-variance weighting), which adapts to the anchors a model answered.
+
+    Returns
+    -------
+    gp, se, lam : ndarray
+    """
+    irt, pirt = np.asarray(irt, dtype=np.float64), np.asarray(pirt, dtype=np.float64)
+    se_irt, se_pirt = np.asarray(se_irt, dtype=np.float64), np.asarray(se_pirt, dtype=np.float64)
+    no_irt = np.isnan(irt)
+    if precision is None:
+        lam_i = np.where(no_irt, 0.0, np.broadcast_to(np.asarray(lam, dtype=np.float64), irt.shape))
+        # conservative: the two errors counted as fully correlated
+        se = lam_i * np.nan_to_num(se_irt) + (1 - lam_i) * se_pirt
+    else:
+        v_i = (precision[0] * np.nan_to_num(se_irt)) ** 2
+        v_p = (precision[1] * se_pirt) ** 2
+        lam_i = np.where(no_irt, 0.0, v_p / np.maximum(v_i + v_p, 1e-300))
+        se = np.sqrt(lam_i**2 * v_i + (1 - lam_i) ** 2 * v_p)
+    gp = np.where(no_irt, pirt, lam_i * np.nan_to_num(irt) + (1 - lam_i) * pirt)
+    return gp, se, lam_i
 
 
 def _pack(irt, pirt, gp, se, z, answered) -> dict:

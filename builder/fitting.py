@@ -27,8 +27,8 @@ from tqdm.auto import tqdm
 
 from . import __version__
 from .anchors import AnchorSet, balance_weights, cluster_anchors, random_anchors
-from .calibrate import LAMBDA_GRID, choose_lambda, coverage, interval_scale
-from .estimator import TinyEstimator
+from .calibrate import choose_lambda, coverage, interval_scale
+from .estimator import TinyEstimator, blend
 from .irt import IRTModel
 from .matrix import ResponseMatrix
 
@@ -57,13 +57,13 @@ def true_scores(Y: np.ndarray, balance: np.ndarray, scenario_index: np.ndarray, 
 
 
 def _estimator_from(irt: IRTModel, anchors: AnchorSet, matrix: ResponseMatrix, balance, scen_idx, scen_names,
-                    lambdas=None, scales=None, metadata=None) -> TinyEstimator:
+                    lambdas=None, scales=None, metadata=None, precision=None) -> TinyEstimator:
     mean, cov = irt.ability_prior()
     return TinyEstimator(
         item_ids=matrix.items, anchor_positions=anchors.positions, anchor_weights=anchors.weights,
         A=irt.discrimination_, b=irt.difficulty_, balance=balance, scenario_index=scen_idx,
         scenario_names=scen_names, cluster=anchors.labels, prior_mean=mean, prior_cov=cov,
-        lambdas=lambdas, interval_scale=scales, metadata=metadata,
+        lambdas=lambdas, interval_scale=scales, metadata=metadata, precision_weights=precision,
     )
 
 
@@ -105,6 +105,7 @@ def fit_estimator(
     binarize: bool | float = False,
     irt_params: dict | None = None,
     embedding: str = "irt",
+    blend_mode: str = "auto",
     progress: bool = True,
     metadata: dict | None = None,
 ) -> FitResult:
@@ -140,6 +141,9 @@ def fit_estimator(
         Extra :class:`IRTModel` parameters (priors, ``max_iter``, ``tol``).
     embedding : {"irt", "profile"}
         Item embedding for k-means (:func:`item_embeddings`).
+    blend_mode : {"auto", "lambda", "precision"}
+        How gp-IRT mixes irt and p-IRT (:func:`calibrate_blend`); "auto" keeps whichever
+        has the lower out-of-fold MAE.
     """
     Y = matrix.scores
     n, N = Y.shape
@@ -153,6 +157,8 @@ def fit_estimator(
         n_folds = 5 if n < 150 else 1
     if int(n_folds) != n_folds or not 1 <= n_folds <= n // 2:
         raise ValueError(f"n_folds must be an integer between 1 and {n // 2}, got {n_folds!r}")
+    if blend_mode not in BLEND_MODES:
+        raise ValueError(f"blend_mode must be one of {BLEND_MODES}, got {blend_mode!r}")
     if embedding not in EMBEDDINGS:
         raise ValueError(f"embedding must be one of {EMBEDDINGS}, got {embedding!r}")
     scen = matrix.scenarios().astype(str)
@@ -198,17 +204,15 @@ def fit_estimator(
     truth = true_scores(Y[rows], balance, scen_idx, S)
     oof = {key: v[rows] for key, v in oof.items()}
 
-    # --- 3. lambda and interval scale per scenario, on the out-of-fold estimates
+    # --- 3. gp-IRT's blend and interval scale per scenario, on the out-of-fold estimates
     steps.set_postfix_str("calibration")
-    lambdas, scales = {}, {}
-    for s, name in enumerate(scen_names):
-        lam = choose_lambda(oof["irt"][:, s], oof["pirt"][:, s], truth[:, s])
-        gp = lam * oof["irt"][:, s] + (1 - lam) * oof["pirt"][:, s]
-        se = lam * oof["se_irt"][:, s] + (1 - lam) * oof["se_pirt"][:, s]
-        lambdas[name] = lam
-        scales[name] = interval_scale(gp, se, truth[:, s], n_models=len(rows))
-    report = validation_report(Y[rows], truth, oof, lambdas, scales, balance, scen, scen_names, n_anchors, seed)
-    report["oof"] = oof_arrays(oof, truth, lambdas, scales, scen_names, [matrix.models[i] for i in rows])
+    calib = {name: calibrate_blend(oof, truth, s, len(rows), blend_mode)
+             for s, name in enumerate(scen_names)}
+    lambdas = {k: v["lambda"] for k, v in calib.items()}
+    scales = {k: v["interval_scale"] for k, v in calib.items()}
+    precision = {k: v["precision"] for k, v in calib.items() if v["precision"] is not None}
+    report = validation_report(Y[rows], truth, oof, calib, balance, scen, scen_names, n_anchors, seed)
+    report["oof"] = oof_arrays(oof, truth, calib, scen_names, [matrix.models[i] for i in rows])
     steps.update()
 
     # --- 4. the shipped estimator: the same procedure on every training model
@@ -225,6 +229,7 @@ def fit_estimator(
         n_models=n, n_items=N, n_folds=len(folds), n_validation_models=int(len(rows)),
         n_dims=int(n_dims), dims_scores={str(k): v for k, v in dims_scores.items()},
         seed_mae=seed_maes, chosen_seed=int(anchors.seed), lambdas=lambdas, interval_scale=scales,
+        precision_weights=precision, blend={k: v["mode"] for k, v in calib.items()},
     )
     meta = {
         "builder_version": __version__, "n_anchors": int(n_anchors), "seed": int(seed),
@@ -232,7 +237,8 @@ def fit_estimator(
         "validation": {k: v for k, v in report.items() if k in ("table", "n_validation_models", "n_folds")},
         **(metadata or {}),
     }
-    estimator = _estimator_from(irt, anchors, matrix, balance, scen_idx, scen_names, lambdas, scales, meta)
+    estimator = _estimator_from(irt, anchors, matrix, balance, scen_idx, scen_names, lambdas, scales, meta,
+                                precision)
     return FitResult(estimator, anchors, irt, report)
 
 
@@ -271,42 +277,85 @@ def random_baseline(Y: np.ndarray, truth: np.ndarray, balance, scen, k: int, see
     return errs
 
 
-def validation_report(Yv, truth, comp, lambdas, scales, balance, scen, scen_names, k, seed) -> dict:
+BLEND_MODES = ("auto", "lambda", "precision")
+
+
+def calibrate_blend(oof: dict, truth: np.ndarray, s: int, n_models: int, mode: str = "auto") -> dict:
+    """gp-IRT's blend and interval scale for scenario ``s`` from out-of-fold estimates.
+
+    * "lambda": one weight for all models, the MAE-best on the grid (the original gp-IRT);
+    * "precision": per-model inverse-variance weights from the two standard errors, each
+      scaled by its root-mean-square standardized out-of-fold error;
+    * "auto": the one of the two with the lower out-of-fold MAE.
+
+    Returns ``{"mode", "lambda", "precision", "interval_scale", "mae"}``.
+    """
+    irt, pirt, t = oof["irt"][:, s], oof["pirt"][:, s], truth[:, s]
+    se_i, se_p = oof["se_irt"][:, s], oof["se_pirt"][:, s]
+    options = {}
+    if mode in ("auto", "lambda"):
+        lam = choose_lambda(irt, pirt, t)
+        options["lambda"] = (lam, None)
+    if mode in ("auto", "precision"):
+        ok_i = np.isfinite(irt) & (se_i > 0)
+        c_i = float(np.sqrt(np.mean(((irt[ok_i] - t[ok_i]) / se_i[ok_i]) ** 2))) if ok_i.any() else 1.0
+        c_p = float(np.sqrt(np.mean(((pirt - t) / np.maximum(se_p, 1e-12)) ** 2)))
+        options["precision"] = (0.5, (c_i, c_p))
+    best = None
+    for name, (lam, prec) in options.items():
+        gp, se, lam_i = blend(irt, pirt, se_i, se_p, lam, prec)
+        mae = float(np.nanmean(np.abs(gp - t)))
+        if best is None or mae < best["mae"]:
+            best = {"mode": name, "lambda": lam if prec is None else float(np.nanmean(lam_i)),
+                    "precision": prec, "mae": mae, "gp": gp, "se": se}
+    best["interval_scale"] = interval_scale(best.pop("gp"), best.pop("se"), t, n_models=n_models)
+    return best
+
+
+def _calibrated(oof: dict, calib: dict, scen_names) -> tuple[np.ndarray, np.ndarray]:
+    """gp-IRT (n, S) and its scaled standard error, as the shipped estimator computes them."""
+    gp, se = np.empty_like(oof["pirt"]), np.empty_like(oof["pirt"])
+    for s, name in enumerate(scen_names):
+        c = calib[name]
+        gp[:, s], se[:, s], _ = blend(oof["irt"][:, s], oof["pirt"][:, s], oof["se_irt"][:, s],
+                                      oof["se_pirt"][:, s], c["lambda"], c["precision"])
+        se[:, s] *= c["interval_scale"]
+    return gp, se
+
+
+def validation_report(Yv, truth, comp, calib, balance, scen, scen_names, k, seed) -> dict:
     """Random-k / irt / p-IRT / gp-IRT MAE, Spearman and coverage per scenario."""
     from scipy.stats import norm
 
     z = norm.ppf(0.975)
     rand = random_baseline(Yv, truth, balance, scen, k, seed)
+    gp_all, se_all = _calibrated(comp, calib, scen_names)
     rows = []
     for s, name in enumerate(scen_names):
-        lam, c = lambdas[name], scales[name]
         irt, pirt, t = comp["irt"][:, s], comp["pirt"][:, s], truth[:, s]
-        gp = lam * irt + (1 - lam) * pirt
-        se = c * (lam * comp["se_irt"][:, s] + (1 - lam) * comp["se_pirt"][:, s])
+        gp, se = gp_all[:, s], se_all[:, s]
         rho = spearmanr(gp, t).statistic if len(t) > 2 and np.std(t) > 0 else float("nan")
         rows.append({
             "scenario": name, "models": int(len(t)),
             "random": float(rand[s]), "irt": float(np.nanmean(np.abs(irt - t))),
             "pirt": float(np.mean(np.abs(pirt - t))), "gpirt": float(np.mean(np.abs(gp - t))),
             "spearman": float(rho), "coverage": coverage(gp, z * se, t),
-            "lambda": lam, "interval_scale": c,
+            "lambda": calib[name]["lambda"], "blend": calib[name]["mode"],
+            "interval_scale": calib[name]["interval_scale"],
         })
     return {"table": rows}
 
 
-def oof_arrays(comp, truth, lambdas, scales, scen_names, models) -> dict:
+def oof_arrays(comp, truth, calib, scen_names, models) -> dict:
     """Out-of-fold per-model estimates for plots: lists (models x scenarios), NaN as None.
 
     ``{"scenarios", "models", "truth", "gpirt", "ci_low", "ci_high"}``; gp-IRT and its 95%
-    interval are computed as in :func:`validation_report` (the calibrated lambda and scale).
+    interval are computed as the shipped estimator does (calibrated blend and scale).
     """
     from scipy.stats import norm
 
-    z = norm.ppf(0.975)
-    lam = np.array([lambdas[s] for s in scen_names])[None, :]
-    c = np.array([scales[s] for s in scen_names])[None, :]
-    gp = lam * comp["irt"] + (1 - lam) * comp["pirt"]
-    half = z * c * (lam * comp["se_irt"] + (1 - lam) * comp["se_pirt"])
+    gp, se = _calibrated(comp, calib, scen_names)
+    half = norm.ppf(0.975) * se
 
     def rows(a):
         return [[None if not np.isfinite(v) else float(v) for v in r] for r in np.asarray(a, dtype=np.float64)]
@@ -330,9 +379,11 @@ def report_markdown(report: dict) -> str:
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in report["table"]:
+        blend_txt = (f"{r['lambda']:.2f}" if r.get("blend", "lambda") == "lambda"
+                     else f"per model (mean {r['lambda']:.2f})")
         lines.append(
             f"| {r['scenario']} | {r['models']} | {r['random']:.4f} | {r['irt']:.4f} | {r['pirt']:.4f} | "
-            f"{r['gpirt']:.4f} | {r['spearman']:.3f} | {r['coverage']:.0%} | {r['lambda']:.2f} |"
+            f"{r['gpirt']:.4f} | {r['spearman']:.3f} | {r['coverage']:.0%} | {blend_txt} |"
         )
     lines.append("")
     lines.append(
