@@ -100,7 +100,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
         args.name, args.responses[0] if len(args.responses) == 1 else args.responses,
         content=parse_content_args(args.content), anchors=args.anchors, seed=args.seed, out=args.out,
         version=args.version, previous=args.previous, repo_id=args.repo_id, fit_options=fit_options,
-        progress=not args.quiet,
+        progress=not args.quiet, item_order=args.item_order,
     )
     print(f"wrote {out}/ ({', '.join(sorted(p.name for p in Path(out).iterdir()))})", file=sys.stderr)
     return 0
@@ -189,6 +189,9 @@ def build_parser() -> argparse.ArgumentParser:
     pb.add_argument("--previous", default=None, metavar="DIR", help="folder of the previous version (card changelog)")
     pb.add_argument("--repo-id", default=None, metavar="OWNER/NAME",
                     help="Hub repository shown in the card (default tinyBenchmarks/NAME)")
+    pb.add_argument("--item-order", choices=("upstream", "harness_v1"), default="upstream",
+                    help="how response item ids index the content rows: upstream row ids (default) or row positions "
+                         "in the v0.3 harness evaluation order (Open LLM Leaderboard v1 details)")
     pb.add_argument("--dims", type=int, default=None, metavar="D", help="IRT dimension (default: chosen by validation)")
     pb.add_argument("--kmeans-seeds", type=int, default=10, metavar="N", help="k-means seeds tried (default 10)")
     pb.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -62,7 +62,8 @@ INPUT_COLUMN = "input_formatted"
 FIT_OPTIONS = ("n_dims", "n_seeds", "n_folds", "validation_fraction", "binarize", "irt_params", "embedding")
 
 __all__ = [
-    "build_benchmark", "data_path", "read_responses", "load_content", "parse_content_args",
+    "build_benchmark", "data_path", "read_responses", "load_content", "parse_content_args", "remap_item_order",
+    "check_item_text", "source_content", "config_anchor_ids", "load_estimators",
     "finalize_manifest", "read_manifest", "verify_manifest", "tiny_split_frame", "file_sha256",
     "DATASET_FORMAT", "MANIFEST_SCHEMA_VERSION",
 ]
@@ -423,6 +424,88 @@ def load_content(
     return out
 
 
+# =============================================================================== item order
+ITEM_ORDERS = ("upstream", "harness_v1")
+#: text of an item as readers give it (item_info) and as the content holds it, first present wins
+_ITEM_TEXT = ("question", "instruction", "query", "input", "problem", "prompt", "sentence", "example")
+_CONTENT_TEXT = ("question", "instruction", "sentence", "problem", "ctx", "ctx_a", "input")
+
+
+def remap_item_order(config: ConfigSpec, items: _ConfigItems, content_ids: Sequence[str]) -> None:
+    """Response ids in the harness v0.3 evaluation order -> upstream ids (in place).
+
+    The Open LLM Leaderboard v1 details list examples in the order the v0.3 harness
+    evaluated them (``random.Random(42).shuffle`` of each task's documents); row ``p`` of a
+    task with ``n`` documents is upstream document ``harness_v1_order(n)[p]``. A task is a
+    subscenario (MMLU subject) or the whole config; ``n`` is counted in the content.
+    """
+    from .prompts import harness_v1_order
+
+    sizes: dict[str, int] = {}
+    for cid in content_ids:
+        sub = subscenario_of(cid)
+        sizes[sub] = sizes.get(sub, 0) + 1
+    orders: dict[str, list[int]] = {}
+    out = []
+    for cid in items.content_ids:
+        sub, _, pos = cid.rpartition(".") if "." in cid else ("", "", cid)
+        if not pos.isdigit() or sub not in sizes:
+            raise BuildError(f"config {config.name!r}: item {cid!r} is not '<index>' or '<subscenario>.<index>'; "
+                             "item_order='harness_v1' needs row positions")
+        if sub not in orders:
+            orders[sub] = harness_v1_order(sizes[sub], seed=getattr(config, "fewshot_seed", 42))
+        p = int(pos)
+        if p >= sizes[sub]:
+            raise BuildError(f"config {config.name!r}: item {cid!r} beyond the {sizes[sub]} content rows")
+        up = orders[sub][p]
+        out.append(f"{sub}.{up}" if sub else str(up))
+    items.content_ids = out
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[0-9a-z]+", text.lower()) if len(w) > 2 or w.isdigit()}
+
+
+def check_item_text(matrix: ResponseMatrix, items: _ConfigItems, ct: ContentTable, where: str,
+                    min_overlap: float = 0.5, max_bad: float = 0.2) -> int:
+    """When the responses carry item text (``item_info``), check it against the content row.
+
+    An item matches when at least ``min_overlap`` of the words of the shorter text occur in
+    the other. More than ``max_bad`` mismatches mean the response ids are not the content's
+    row ids (e.g. evaluation order instead of upstream order): :class:`BuildError`.
+    Returns the number of items checked.
+    """
+    info = matrix.item_info
+    if info is None:
+        return 0
+    icol = next((c for c in _ITEM_TEXT if c in info.columns), None)
+    ccol = next((c for c in _CONTENT_TEXT if c in ct.table.column_names), None)
+    if icol is None or ccol is None:
+        return 0
+    row_of = {cid: r for r, cid in enumerate(ct.item_ids)}
+    texts = ct.table.column(ccol).to_pylist()
+    item_texts = info[icol].tolist()
+    checked, bad = 0, []
+    for j, cid in zip(items.columns, items.content_ids):
+        a, b = item_texts[j], texts[row_of[cid]] if cid in row_of else None
+        if not isinstance(a, str) or not isinstance(b, str):
+            continue
+        wa, wb = _words(a), _words(b)
+        if not wa or not wb:
+            continue
+        checked += 1
+        if len(wa & wb) < min_overlap * min(len(wa), len(wb)):
+            bad.append(cid)
+    if checked and len(bad) > max_bad * checked:
+        raise BuildError(
+            f"{where}: the text of {len(bad)} of {checked} response items ({icol!r}) does not match the content "
+            f"row of the same id ({ccol!r}), e.g. item {bad[0]!r}. The response ids are not the content's row ids; "
+            "if the responses are in the v0.3 harness evaluation order (Open LLM Leaderboard v1 details), build "
+            "with item_order='harness_v1' (--item-order harness_v1)"
+        )
+    return checked
+
+
 # =============================================================================== fitting
 @dataclass
 class _Unit:
@@ -706,6 +789,7 @@ def build_benchmark(
     fit_options: Mapping[str, Any] | None = None,
     progress: bool = False,
     templates: str | os.PathLike | None = None,
+    item_order: str = "upstream",
 ) -> Path:
     """Fit, select anchors and write the tiny dataset folder ``out``; returns ``out``.
 
@@ -735,6 +819,11 @@ def build_benchmark(
         ``tinyBenchmarks/<name>`` and ``v<version>``).
     fit_options : dict, optional
         Extra :func:`fit_estimator` parameters (``n_dims``, ``n_seeds``, ``n_folds``...).
+    item_order : {"upstream", "harness_v1"}
+        How the response item ids index the content: upstream row ids (default), or row
+        positions in the v0.3 harness evaluation order (Open LLM Leaderboard v1 details),
+        mapped to upstream rows with :func:`remap_item_order`. When the responses carry item
+        text, it is checked against the content (:func:`check_item_text`).
     """
     from .cards import write_card
 
@@ -750,6 +839,8 @@ def build_benchmark(
     if prev is not None:
         read_manifest(prev)  # fail early on a wrong folder
 
+    if item_order not in ITEM_ORDERS:
+        raise BuildError(f"item_order must be one of {ITEM_ORDERS}, got {item_order!r}")
     matrix, resp_records = read_responses(spec, responses)
     assigned = assign_items(spec, matrix)
     from_source = {c.name: source_content(c, matrix, assigned[c.name].columns, assigned[c.name].content_ids)
@@ -757,6 +848,8 @@ def build_benchmark(
     contents = load_content(spec, content, {n: ci.content_ids for n, ci in assigned.items()}, from_source)
     for c in spec.configs:  # every response item must be a content row
         ct = contents[(c.name, c.tiny_split)]
+        if item_order == "harness_v1" and c.content_from != "source":
+            remap_item_order(c, assigned[c.name], ct.item_ids)
         have = set(ct.item_ids)
         if len(have) != len(ct.item_ids):
             raise BuildError(f"config {c.name!r}, split {c.tiny_split!r}: duplicate item ids in the content")
@@ -766,6 +859,8 @@ def build_benchmark(
                 f"config {c.name!r}: {len(miss)} response item(s) are not in the content of split "
                 f"{c.tiny_split!r} (e.g. {miss[0]!r}; content ids look like {ct.item_ids[:3]})"
             )
+        if c.content_from != "source":
+            check_item_text(matrix, assigned[c.name], ct, f"config {c.name!r}")
 
     units = _fit_units(spec, matrix, assigned, k, seed, opts, progress, version)
 
@@ -819,7 +914,7 @@ def build_benchmark(
                 "responses": resp_records,
                 "content": {f"{c}/{s}": ct.source for (c, s), ct in contents.items()},
             },
-            "parameters": {"anchors": k, "seed": int(seed), **_effective_fit_options(opts)},
+            "parameters": {"anchors": k, "seed": int(seed), "item_order": item_order, **_effective_fit_options(opts)},
             "files": {},
         }
         write_json(tmp / MANIFEST_NAME, manifest)

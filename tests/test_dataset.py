@@ -248,3 +248,36 @@ def test_real_mmlu_content_with_simulated_responses(tmp_path):
         assert tiny["question"].iloc[i] == row["question"]
     dev_out = read_split(out, "all", "dev")
     assert len(dev_out) == len(dev) and list(dev_out.columns) == list(REGISTRY["tinyMMLU"].configs[0].columns)
+
+
+# ----------------------------------------------------------------------------- item order
+def test_item_text_check_and_harness_v1_order(tmp_path):
+    """Responses in the v0.3 harness evaluation order (OLL v1 details rows) carry their text: the
+    build refuses to pair them with upstream rows by position, and maps them with item_order."""
+    from builder.prompts import harness_v1_order
+
+    c = REGISTRY["tinyGSM8k"].configs[0]
+    test = make_content(c, "test", 60)
+    words = np.array(["apple", "river", "stone", "cloud", "tiger", "piano", "lemon", "orbit", "maple", "ocean",
+                      "violet", "saddle", "copper", "falcon", "harbor", "meadow", "pepper", "quartz", "walnut", "zephyr"])
+    rng = np.random.default_rng(0)
+    test["question"] = [" ".join(rng.choice(words, 5, replace=False)) + "?" for _ in range(60)]
+    train = make_content(c, "train", 30)
+    test.to_parquet(tmp_path / "test.parquet")
+    train.to_parquet(tmp_path / "train.parquet")
+    content = {"test": str(tmp_path / "test.parquet"), "train": str(tmp_path / "train.parquet")}
+    order = harness_v1_order(60)
+    m, _ = simulate_responses(n_models=30, n_items=60, n_dims=1, seed=4)
+    # row p of the details = upstream document order[p]; the reader gives id "p" and that document's text
+    info = pd.DataFrame({"question": [test["question"][order[p]] for p in range(60)]}, index=[str(p) for p in range(60)])
+    details = ResponseMatrix(m.scores, m.models, [str(p) for p in range(60)], info)
+    with pytest.raises(BuildError, match="harness_v1"):
+        build_benchmark("tinyGSM8k", details, content, anchors=6, out=tmp_path / "bad", fit_options=FAST)
+    out = build_benchmark("tinyGSM8k", details, content, anchors=6, out=tmp_path / "ok", fit_options=FAST,
+                          item_order="harness_v1")
+    est = TinyEstimator.load(out)
+    tiny = read_split(out, "main", "test")
+    assert list(tiny["question"]) == [test["question"][int(a)] for a in est.anchor_ids]
+    # details row j is upstream document order[j]: the estimator's items carry the upstream ids
+    assert est.item_ids == [str(order[j]) for j in range(60)]
+    assert read_manifest(out)["parameters"]["item_order"] == "harness_v1"
