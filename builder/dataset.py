@@ -109,13 +109,16 @@ def _matrix_sha256(m: ResponseMatrix) -> str:
 
 
 # =============================================================================== responses
-def read_responses(spec: BenchmarkSpec, responses: Any) -> tuple[ResponseMatrix, list[dict]]:
+def read_responses(spec: BenchmarkSpec, responses: Any,
+                   content_file: str | os.PathLike | None = None) -> tuple[ResponseMatrix, list[dict]]:
     """The response matrix and its input records for the manifest.
 
     ``responses`` is a :class:`ResponseMatrix`, a score table (parquet/CSV), or one or more
     evaluation outputs read with :func:`builder.ingest.ingest` (``task`` = each config's
     ``source_task``; a bundle is read config by config and merged, item ids prefixed with
-    the config's scenario).
+    the config's scenario). ``content_file`` (a single config's local tiny-split content) is
+    passed to ``ingest``: AlpacaEval annotations name their items by instruction, which the
+    content maps to its ``item_id``.
     """
     if isinstance(responses, ResponseMatrix):
         return responses, [{"name": "<ResponseMatrix>", "kind": "matrix", "models": responses.shape[0],
@@ -134,7 +137,7 @@ def read_responses(spec: BenchmarkSpec, responses: Any) -> tuple[ResponseMatrix,
     from .ingest import ingest
 
     if len(spec.configs) == 1:
-        return ingest(paths, task=spec.configs[0].source_task or None), records
+        return ingest(paths, task=spec.configs[0].source_task or None, content=content_file), records
     parts = []
     for c in spec.configs:
         m = ingest(paths, task=c.source_task or None)
@@ -841,7 +844,12 @@ def build_benchmark(
 
     if item_order not in ITEM_ORDERS:
         raise BuildError(f"item_order must be one of {ITEM_ORDERS}, got {item_order!r}")
-    matrix, resp_records = read_responses(spec, responses)
+    tiny_file = None
+    if len(spec.configs) == 1 and content:
+        value = _content_key(spec, dict(content), spec.configs[0], spec.configs[0].tiny_split)
+        if value is not None and Path(value).is_file():
+            tiny_file = value
+    matrix, resp_records = read_responses(spec, responses, tiny_file)
     assigned = assign_items(spec, matrix)
     from_source = {c.name: source_content(c, matrix, assigned[c.name].columns, assigned[c.name].content_ids)
                    for c in spec.configs if getattr(c, "content_from", "upstream") == "source"}

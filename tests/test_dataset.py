@@ -281,3 +281,18 @@ def test_item_text_check_and_harness_v1_order(tmp_path):
     # details row j is upstream document order[j]: the estimator's items carry the upstream ids
     assert est.item_ids == [str(order[j]) for j in range(60)]
     assert read_manifest(out)["parameters"]["item_order"] == "harness_v1"
+
+
+@needs_shared
+@pytest.mark.realdata
+def test_responses_from_alpacaeval_annotations_use_the_content_ids():
+    """Real AlpacaEval annotation folders name items by instruction; with the content they get its item_id."""
+    spec = REGISTRY["tinyAlpacaEval"]
+    m, records = dataset.read_responses(spec, SHARED / "raw" / "alpaca_eval",
+                                        SHARED / "content" / "alpaca_eval.parquet")
+    assert m.shape[0] == 2 and records[0]["kind"] == "folder" and records[0]["name"] == "alpaca_eval"
+    table = pd.read_parquet(SHARED / "responses" / "alpaca_eval_2.parquet")
+    for model in m.models:
+        row = m.scores[m.models.index(model)]
+        ref = table.loc[model, m.items].to_numpy(dtype=float)
+        np.testing.assert_allclose(row, ref, equal_nan=True)

@@ -168,3 +168,34 @@ def test_fit_folder_uses_doc_ids(tiny, tmp_path):
     assert frame["gpirt"][0] == pytest.approx(TinyEstimator.load(tiny).estimate(y)["gpirt"])
     frame2, _ = estimate_from_logs(fit_dir, logs, task="tinyMMLU")
     pd.testing.assert_frame_equal(frame, frame2)
+
+
+def test_bundle_logs_of_several_tasks(tmp_path, tmp_path_factory):
+    """tinyOpenLLMLeaderboard: one folder per model with the samples of several tiny tasks; each
+    config's results go to its scenario's anchors of the joint estimator; missing tasks stay unanswered."""
+    from builder.dataset import config_anchor_ids
+    from test_build_helpers import built as build
+
+    folder = build(tmp_path_factory.getbasetemp() / "builds", "tinyOpenLLMLeaderboard")
+    est = TinyEstimator.load(folder)
+    d = tmp_path / "logs" / "org__model-f"
+    d.mkdir(parents=True)
+    y = np.full(len(est.anchor_ids), np.nan)
+    for config, task, metric, seed in (("gsm8k", "tinyGSM8k", "exact_match", 1), ("winogrande", "tinyWinogrande", "acc", 2)):
+        rows = read_split(folder, config, {"gsm8k": "test", "winogrande": "validation"}[config])
+        s = _scores(len(rows), seed)
+        recs = _records(rows, s)
+        for r in recs:
+            r[metric] = f"{r['acc']}"
+        with open(d / f"samples_{task}_{TS}.jsonl", "w") as fh:
+            for i in rng_perm(len(recs), seed):
+                fh.write(json.dumps(recs[i]) + "\n")
+        pos = {a: i for i, a in enumerate(est.anchor_ids)}
+        for a, v in zip(config_anchor_ids(est, config), s):
+            y[pos[a]] = v
+    frame, _ = estimate_from_logs(folder, tmp_path / "logs")
+    want = est.estimate(y)
+    assert frame["model"].tolist() == ["org/model-f"]
+    assert frame["gpirt"][0] == pytest.approx(want["gpirt"])
+    assert frame["gsm8k.gpirt"][0] == pytest.approx(want["scenarios"]["gsm8k"]["gpirt"])
+    assert frame["n_answered"][0] == 6
