@@ -7,8 +7,10 @@ tiny dataset folder ``DIR`` (built by ``builder build``).
 
 Order safety: every record is matched to its row of the tiny split by its document, not by
 its position in the file. The record's ``doc`` is compared with the rows on the text
-columns both have (``question``, ``input_formatted``...); without a ``doc`` (or for a folder
-written by ``builder fit``, which has no data) the record's ``doc_id`` is the row index.
+columns both have (``question``, ``input_formatted``...); without a ``doc`` the record's
+``doc_id`` is the row index. For a folder written by ``builder fit`` (no data), the logs are
+of the full task and are read as ``builder ingest`` reads them (items by ``doc_id``), then
+the anchors are taken by item id.
 Multi-GPU runs, whose logs interleave the ranks, and any reordering of the records thus
 give the same estimate. A document that matches no row is an error (logs of another
 version of the dataset), as are two records of one row with different scores.
@@ -226,14 +228,8 @@ def read_log_scores(folder: str | os.PathLike, logs: str | os.PathLike, task: st
         raise NotADirectoryError(f"{logs}: not a folder of lm-evaluation-harness logs")
     estimators, targets = _targets(folder, task)
     tasks = {t.task for t in targets if t.task}
-    if not tasks:  # a `fit` folder without --task: take the only task present
-        present = {split_samples_name(f.name)[0] for f in walk_files(logs) if split_samples_name(f.name)}
-        if len(present) != 1:
-            raise ValueError(f"{logs}: {'no' if not present else 'several'} lm-eval samples tasks found "
-                             f"({', '.join(sorted(present)) or 'none'}); name one with --task")
-        task = present.pop()
-        targets = [_Target(t.config, task, t.metric, t.rows, t.estimator_key, t.anchor_index) for t in targets]
-        tasks = {task}
+    if targets[0].rows is None:  # a `builder fit` folder: logs of the full task, items named as `ingest` does
+        return _read_full_task_logs(estimators[""], logs, task, metric, filter)
     dirs = _log_dirs(logs, tasks)
     if not dirs:
         raise SourceError(f"{logs}: no samples_<task>_<timestamp>.jsonl logs of {', '.join(sorted(tasks))} "
@@ -275,6 +271,36 @@ def read_log_scores(folder: str | os.PathLike, logs: str | os.PathLike, task: st
         per_model.append(rows)
     scores = {key: np.vstack([pm[key] for pm in per_model]) for key in estimators}
     return LogScores(estimators, models, scores, notes)
+
+
+def _read_full_task_logs(est: TinyEstimator, logs: Path, task: str | None, metric: str | None,
+                         filter: str | None) -> LogScores:
+    """Logs of the full benchmark for a folder written by ``builder fit`` (no tiny dataset).
+
+    The logs are read with :func:`builder.ingest.ingest` (item ids ``<doc_id>``, or
+    ``<subtask>.<doc_id>`` for a group such as ``mmlu``), the same ids ``builder ingest`` gives
+    the training responses; the anchor items are taken from them by id, so the record order
+    does not matter either.
+    """
+    from .ingest import ingest
+
+    if task is None:
+        present = {split_samples_name(f.name)[0] for f in walk_files(logs) if split_samples_name(f.name)}
+        if len(present) != 1:
+            raise ValueError(f"{logs}: {'no' if not present else 'several'} lm-eval samples tasks found "
+                             f"({', '.join(sorted(present)) or 'none'}); name one with --task")
+        task = present.pop()
+    m = ingest([logs], task=task, metric=metric, filter=filter, format="lm_eval")
+    pos = {item: j for j, item in enumerate(m.items)}
+    present = [a for a in est.anchor_ids if a in pos]
+    if not present:
+        raise SourceError(f"{logs}: the {task} logs hold none of the {len(est.anchor_ids)} anchor items "
+                          f"(anchors look like {est.anchor_ids[:3]}, the logs' items like {m.items[:3]})")
+    Y = np.full((m.shape[0], len(est.anchor_ids)), np.nan)
+    for i, a in enumerate(est.anchor_ids):
+        if a in pos:
+            Y[:, i] = m.scores[:, pos[a]]
+    return LogScores({"": est}, list(m.models), {"": Y}, list(m.notes))
 
 
 def estimate_from_logs(folder: str | os.PathLike, logs: str | os.PathLike, task: str | None = None,

@@ -154,19 +154,26 @@ def test_cli_estimate_from_a_logs_folder(tiny, tmp_path, capsys):
     assert "no samples_" in capsys.readouterr().err
 
 
-def test_fit_folder_uses_doc_ids(tiny, tmp_path):
-    """A `builder fit` folder has no data: doc_id i is anchor i (the task is named with --task)."""
+def test_fit_folder_reads_full_task_logs(tmp_path):
+    """A `builder fit` folder has no data: the logs are of the full task, items named by doc_id
+    (as `builder ingest` names them), the anchors taken by id, in any record order."""
+    from builder.fitting import fit_estimator
+    from builder.simulate import simulate_responses
+
+    m, _ = simulate_responses(n_models=30, n_items=120, n_dims=1, seed=3)
+    est = fit_estimator(m, n_anchors=10, seed=0, n_dims=1, n_seeds=2, n_folds=2, progress=False).estimator
     fit_dir = tmp_path / "fit"
-    fit_dir.mkdir()
-    for name in ("estimator.json", "irt_parameters.npz"):
-        shutil.copy(tiny / name, fit_dir / name)
-    rows = read_split(tiny, "all", "test")
-    y = _scores(len(rows), 11)
-    logs = tmp_path / "logs"
-    _write_logs(logs, "org/model-e", _records(rows, y), rng_perm(len(rows), 2))
-    frame, _ = estimate_from_logs(fit_dir, logs)  # the only task in the logs
-    assert frame["gpirt"][0] == pytest.approx(TinyEstimator.load(tiny).estimate(y)["gpirt"])
-    frame2, _ = estimate_from_logs(fit_dir, logs, task="tinyMMLU")
+    est.save(fit_dir)
+    y = _scores(120, 12)
+    d = tmp_path / "logs" / "org__model-e"
+    d.mkdir(parents=True)
+    with open(d / f"samples_simtask_{TS}.jsonl", "w") as fh:
+        for i in rng_perm(120, 5):
+            fh.write(json.dumps({"doc_id": int(i), "doc": {"question": f"q{i}"}, "acc": str(y[i])}) + "\n")
+    frame, _ = estimate_from_logs(fit_dir, tmp_path / "logs")  # the only task in the logs
+    want = est.estimate({a: y[int(a)] for a in est.anchor_ids})
+    assert frame["gpirt"][0] == pytest.approx(want["gpirt"]) and frame["n_answered"][0] == 10
+    frame2, _ = estimate_from_logs(fit_dir, tmp_path / "logs", task="simtask")
     pd.testing.assert_frame_equal(frame, frame2)
 
 
@@ -199,3 +206,25 @@ def test_bundle_logs_of_several_tasks(tmp_path, tmp_path_factory):
     assert frame["gpirt"][0] == pytest.approx(want["gpirt"])
     assert frame["gsm8k.gpirt"][0] == pytest.approx(want["scenarios"]["gsm8k"]["gpirt"])
     assert frame["n_answered"][0] == 6
+
+
+SHARED = __import__("test_build_helpers").SHARED
+
+
+@pytest.mark.realdata
+@pytest.mark.skipif(not (SHARED / "raw" / "lm_eval_samples").is_dir(), reason="../shared/data is absent")
+def test_real_lm_eval_logs_with_a_fit_folder(tmp_path):
+    """Real lm-eval logs (wmdp_bio, 3 models) against an estimator fitted on the real wmdp_bio matrix:
+    the same estimates as the matrix rows of those models (their acc equals the logs)."""
+    from builder.fitting import fit_estimator
+    from builder.matrix import ResponseMatrix
+
+    m = ResponseMatrix.read(SHARED / "responses" / "wmdp_bio.parquet")
+    est = fit_estimator(m, n_anchors=30, seed=0, n_dims=1, n_seeds=2, n_folds=2, progress=False).estimator
+    est.save(tmp_path / "fit")
+    frame, _ = estimate_from_logs(tmp_path / "fit", SHARED / "raw" / "lm_eval_samples", task="wmdp_bio")
+    assert len(frame) == 3
+    for model, gp in zip(frame["model"], frame["gpirt"]):
+        row = m.scores[m.models.index(model)]
+        want = est.estimate({a: row[m.items.index(a)] for a in est.anchor_ids})["gpirt"]
+        assert gp == pytest.approx(want)
