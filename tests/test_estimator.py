@@ -187,3 +187,27 @@ def test_constructor_checks_shapes():
     with pytest.raises(ValueError, match="distinct"):
         TinyEstimator(["a", "b"], [0, 0], [0.5, 0.5], np.zeros((2, 1)), np.zeros(2), np.ones(2), [0, 0],
                       ["all"], [0, 1], [0.0], [[1.0]])
+
+
+def test_precision_blend_weights_each_model_by_inverse_variance(tmp_path):
+    from builder.estimator import blend
+
+    gp, se, lam = blend(np.array([0.2, np.nan]), np.array([0.6, 0.5]), np.array([0.1, 0.1]),
+                        np.array([0.05, 0.05]), 0.5, precision=(1.0, 2.0))
+    # v_irt = 0.01, v_pirt = (2 * 0.05)^2 = 0.01 -> equal weights; no irt -> p-IRT alone
+    assert lam[0] == pytest.approx(0.5) and gp[0] == pytest.approx(0.4)
+    assert se[0] == pytest.approx(np.sqrt(0.25 * 0.01 + 0.25 * 0.01))
+    assert lam[1] == 0.0 and gp[1] == pytest.approx(0.5)
+    est = make_estimator(A=np.linspace(0.2, 1.5, 6)[:, None])
+    est.precision_weights = {"all": (1.0, 1.0)}
+    est.save(tmp_path)
+    back = TinyEstimator.load(tmp_path)
+    assert back.precision_weights == {"all": (1.0, 1.0)}
+    comp = back.components(np.array([[1.0, 0.0]]))
+    want, _, _ = blend(comp["irt"][:, 0], comp["pirt"][:, 0], comp["se_irt"][:, 0], comp["se_pirt"][:, 0], 0.0,
+                       (1.0, 1.0))
+    assert back.estimate([1.0, 0.0])["gpirt"] == pytest.approx(float(want[0]))
+    with pytest.raises(ValueError, match="unknown scenario"):
+        make_estimator().__class__(
+            ["a", "b"], [0], [1.0], np.zeros((2, 1)), np.zeros(2), np.ones(2), [0, 0], ["all"], [0, 0],
+            [0.0], [[1.0]], precision_weights={"other": (1, 1)})
