@@ -542,7 +542,10 @@ def _fit_units(spec, matrix, assigned, anchors, seed, fit_options, progress, ver
         info = pd.DataFrame({"scenario": scen, "subscenario": sub}, index=ids)
         sub_m = ResponseMatrix(Y[keep], [m for m, k in zip(matrix.models, keep) if k], ids, info)
         metadata = {"benchmark": spec.name, "version": version,
-                    "configs": {c.name: c.scenario for c in configs}}
+                    "configs": {c.name: c.scenario for c in configs},
+                    # estimator.evaluate(y, bench) answers with the original package's keys
+                    "original_bench": spec.original_bench,
+                    "original_scenarios": {c.scenario: c.original_scenario or c.scenario for c in configs}}
         result = fit_estimator(sub_m, n_anchors=anchors * len(configs), seed=seed, progress=progress,
                                metadata=metadata, **fit_options)
         path = "" if len(groups) == 1 else configs[0].name

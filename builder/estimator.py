@@ -53,6 +53,15 @@ JSON_NAME = "estimator.json"
 NPZ_NAME = "irt_parameters.npz"
 MANIFEST_NAME = "manifest.json"
 SIDE_FILES = (JSON_NAME, NPZ_NAME)
+#: Hub organisation of the released tiny benchmarks (the default source of :func:`evaluate`)
+HUB_ORG = "tinyBenchmarks"
+#: the original package's ``evaluate(y, bench)`` names -> tiny dataset repository
+#: (kept equal to ``BenchmarkSpec.original_bench`` in builder/benchmarks.py by a test)
+ORIGINAL_BENCHMARKS = {
+    "mmlu": "tinyMMLU", "arc": "tinyAI2_arc", "hellaswag": "tinyHellaswag", "winogrande": "tinyWinogrande",
+    "truthfulqa": "tinyTruthfulQA", "gsm8k": "tinyGSM8k", "alpaca": "tinyAlpacaEval", "helm_lite": "tinyHELM",
+    "lb": "tinyOpenLLMLeaderboard",
+}
 _NPZ_KEYS = ("A", "b", "balance", "scenario", "cluster", "anchor_positions", "anchor_weights")
 
 
@@ -497,6 +506,52 @@ class TinyEstimator:
         if single and np.isnan(Y).all():
             raise ValueError("no anchor is answered: give at least one score")
         return Y, single
+
+
+def evaluate(y: Any, benchmark: str, source: str | os.PathLike | None = None, revision: str | None = None) -> dict:
+    """The original tinyBenchmarks API: ``evaluate(y, bench) -> {scenario: {"irt", "pirt", "gpirt"}}``.
+
+    Parameters
+    ----------
+    y : sequence or mapping
+        Scores in the tiny dataset's row order (bundles: the configs' tiny splits
+        concatenated in config order), or ``{item_id: score}``.
+    benchmark : str
+        A tiny benchmark name (``"tinyMMLU"``) or the original's short name (``"mmlu"``,
+        ``"arc"``, ``"lb"``, ``"helm_lite"``, ``"alpaca"``...).
+    source : path or Hub repo id, optional
+        Where the side files are: a folder, or a dataset repo. Default: the folder of this
+        file when it holds that benchmark's side files, else ``tinyBenchmarks/<name>``.
+    revision : str, optional
+        Hub revision (a release tag such as ``"v1.0.0"``) when reading from the Hub.
+
+    Returns
+    -------
+    dict
+        ``{key: {"irt", "pirt", "gpirt", "ci_low", "ci_high"}}``, one key per scenario, named
+        as the original package names them (``"mmlu"``, ``"truthfulqa"``, ``"alpaca_v2"``...).
+    """
+    name = ORIGINAL_BENCHMARKS.get(benchmark, benchmark)
+    if source is None:
+        here = Path(__file__).resolve().parent
+        local = here / JSON_NAME
+        if local.is_file() and json.loads(local.read_text(encoding="utf-8")).get("metadata", {}).get("benchmark") == name:
+            source = here
+        else:
+            source = f"{HUB_ORG}/{name}"
+    if Path(source).is_dir():
+        est = TinyEstimator.load(source)
+    else:
+        est = TinyEstimator.from_hub(str(source), revision=revision)
+    if est.metadata.get("benchmark", name) != name:
+        raise ValueError(f"{source} holds {est.metadata['benchmark']!r}, not {name!r}")
+    res = est.estimate(y)
+    if isinstance(res, list):
+        raise ValueError("evaluate takes one model's scores; use TinyEstimator.estimate for several")
+    keys = est.metadata.get("original_scenarios") or {}
+    per = res["scenarios"] if "scenarios" in res else {est.scenarios[0]: res}
+    fields = ("irt", "pirt", "gpirt", "ci_low", "ci_high")
+    return {keys.get(s, s): {f: r[f] for f in fields} for s, r in per.items()}
 
 
 def blend(irt, pirt, se_irt, se_pirt, lam, precision=None):

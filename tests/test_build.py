@@ -87,6 +87,12 @@ def test_bundle_is_one_joint_estimator(root):
     # per-config rows in anchor order: estimate from the rows' scores works for the bundle
     res = est.estimate([1.0] * len(est.anchor_ids))
     assert set(res["scenarios"]) == set(est.scenarios)
+    # the original API, from the built folder: evaluate(y, 'lb') keyed by the original names
+    from builder.estimator import evaluate
+
+    out = evaluate([1.0] * len(est.anchor_ids), "lb", source=folder)
+    assert list(out) == [c.original_scenario or c.scenario for c in spec.configs]
+    assert all({"irt", "pirt", "gpirt"} <= set(v) for v in out.values())
 
 
 def test_helm_content_comes_from_the_responses(root):

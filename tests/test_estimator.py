@@ -211,3 +211,20 @@ def test_precision_blend_weights_each_model_by_inverse_variance(tmp_path):
         make_estimator().__class__(
             ["a", "b"], [0], [1.0], np.zeros((2, 1)), np.zeros(2), np.ones(2), [0, 0], ["all"], [0, 0],
             [0.0], [[1.0]], precision_weights={"other": (1, 1)})
+
+
+def test_evaluate_answers_with_the_original_keys(tmp_path):
+    from builder.benchmarks import REGISTRY
+    from builder.estimator import ORIGINAL_BENCHMARKS, evaluate
+
+    # the standalone table agrees with the registry
+    assert ORIGINAL_BENCHMARKS == {s.original_bench: s.name for s in REGISTRY.values() if s.original_bench}
+    est = make_estimator(A=np.linspace(0.2, 1.5, 6)[:, None])
+    est.metadata = {"benchmark": "tinyAlpacaEval", "original_scenarios": {"all": "alpaca_v2"}}
+    est.save(tmp_path)
+    out = evaluate([1.0, 0.0], "alpaca", source=tmp_path)
+    assert set(out) == {"alpaca_v2"}
+    assert out["alpaca_v2"]["gpirt"] == pytest.approx(est.estimate([1.0, 0.0])["gpirt"])
+    assert set(out["alpaca_v2"]) >= {"irt", "pirt", "gpirt"}
+    with pytest.raises(ValueError, match="not 'tinyMMLU'"):
+        evaluate([1.0, 0.0], "mmlu", source=tmp_path)
