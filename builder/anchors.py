@@ -147,6 +147,15 @@ def cluster_anchors(
     return AnchorSet(np.array(positions), np.array(weights), labels, "kmeans", seed)
 
 
+def _sampling_setup(k, balance, scenarios, seed):
+    """Validated inputs of the random baselines: balance, scenario labels, per-scenario budget, rng."""
+    balance = np.asarray(balance, dtype=np.float64)
+    N = balance.shape[0]
+    scenarios = np.asarray(scenarios if scenarios is not None else ["all"] * N, dtype=object).astype(str)
+    budget = _scenario_budget(_check_k(k, N, len(set(scenarios))), scenarios)
+    return balance, scenarios, budget, np.random.default_rng(seed)
+
+
 def random_anchors(
     k: int, balance: np.ndarray, scenarios: np.ndarray | None = None, seed: int = 0
 ) -> AnchorSet:
@@ -155,12 +164,8 @@ def random_anchors(
     Every item is represented by the anchors of its scenario (labels point to the
     scenario's first anchor; they only matter for error bars).
     """
-    balance = np.asarray(balance, dtype=np.float64)
-    N = balance.shape[0]
-    scenarios = np.asarray(scenarios if scenarios is not None else ["all"] * N, dtype=object).astype(str)
-    budget = _scenario_budget(_check_k(k, N, len(set(scenarios))), scenarios)
-    rng = np.random.default_rng(seed)
-    positions, weights, labels = [], [], np.empty(N, dtype=np.int64)
+    balance, scenarios, budget, rng = _sampling_setup(k, balance, scenarios, seed)
+    positions, weights, labels = [], [], np.empty(balance.shape[0], dtype=np.int64)
     for s in dict.fromkeys(scenarios):
         idx = np.flatnonzero(scenarios == s)
         pick = np.sort(rng.choice(idx, budget[s], replace=False))
@@ -175,13 +180,9 @@ def stratified_anchors(
     k: int, balance: np.ndarray, strata: np.ndarray, scenarios: np.ndarray | None = None, seed: int = 0
 ) -> AnchorSet:
     """Stratified random sample: anchors spread over ``strata`` ∝ their balance mass."""
-    balance = np.asarray(balance, dtype=np.float64)
-    N = balance.shape[0]
+    balance, scenarios, budget, rng = _sampling_setup(k, balance, scenarios, seed)
     strata = np.asarray(strata).astype(str)
-    scenarios = np.asarray(scenarios if scenarios is not None else ["all"] * N, dtype=object).astype(str)
-    budget = _scenario_budget(_check_k(k, N, len(set(scenarios))), scenarios)
-    rng = np.random.default_rng(seed)
-    positions, weights, labels = [], [], np.empty(N, dtype=np.int64)
+    positions, weights, labels = [], [], np.empty(balance.shape[0], dtype=np.int64)
     for s in dict.fromkeys(scenarios):
         idx = np.flatnonzero(scenarios == s)
         labels[idx] = len(positions)  # strata without an anchor: represented by the first one
