@@ -107,8 +107,9 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    invoked = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
     p = argparse.ArgumentParser(
-        prog="python -m builder",
+        prog=invoked if invoked and invoked not in ("__main__.py", "-c") else "python -m builder",
         description="Build tiny benchmarks: read evaluation results, fit IRT, pick anchors, estimate full scores.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
