@@ -1,0 +1,24 @@
+"""Smoke tests of the benchmark scripts on small simulated data (their numbers are not checked here)."""
+
+from builder.bench import accuracy, speed
+from builder.simulate import simulate_responses
+
+
+def test_accuracy_script_runs_the_protocol(tmp_path, capsys):
+    matrix, _ = simulate_responses(n_models=24, n_items=200, n_dims=1, seed=5)
+    matrix.write(tmp_path / "sim.parquet")
+    assert accuracy.main(["--data-dir", str(tmp_path), "--datasets", "sim", "--seeds", "0",
+                          "--anchors", "20", "--dims", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "| sim | 18/6 |" in out and "gp-IRT / random" in out
+
+
+def test_accuracy_script_reports_a_missing_dataset(tmp_path, capsys):
+    assert accuracy.main(["--data-dir", str(tmp_path), "--datasets", "nothing"]) == 2
+
+
+def test_speed_script_compares_with_the_original(capsys):
+    assert speed.main(["--models", "40", "--items", "300", "--anchors", "20", "--dims", "1",
+                       "--repeats", "3", "--original-repeats", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "original as released" in out and "| fit (whole pipeline) |" in out
