@@ -22,3 +22,13 @@ def test_speed_script_compares_with_the_original(capsys):
                        "--repeats", "3", "--original-repeats", "1"]) == 0
     out = capsys.readouterr().out
     assert "original as released" in out and "| fit (whole pipeline) |" in out
+
+
+def test_accuracy_dev_mode_uses_only_training_models(tmp_path, capsys):
+    matrix, _ = simulate_responses(n_models=32, n_items=150, n_dims=1, seed=6)
+    matrix.write(tmp_path / "sim.parquet")
+    assert accuracy.main(["--data-dir", str(tmp_path), "--datasets", "sim", "--seeds", "0", "--dev",
+                          "--dev-reps", "1", "--anchors", "15", "--dims", "1"]) == 0
+    out = capsys.readouterr().out
+    # 32 models -> 24 protocol training models -> 18/6 nested
+    assert "DEV mode" in out and "| sim | 18/6 |" in out

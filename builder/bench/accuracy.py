@@ -8,7 +8,12 @@ Spearman's rank correlation (gp-IRT vs truth) and the 95% interval coverage.
 Nothing is tuned on the test models: ``fit`` sees only the training models.
 
     python -m builder.bench.accuracy                # the four protocol datasets, seeds 0 1 2
-    python -m builder.bench.accuracy --data-dir ../shared/data/responses --datasets alpaca_eval_1
+    python -m builder.bench.accuracy --dev          # development mode: never touches the test models
+
+``--dev`` is for design decisions: for each dataset and seed it keeps only the protocol's
+*training* models and runs the same protocol inside them (``--dev-reps`` nested splits, the
+first 25% of a reshuffle as pseudo-test models). Choices made on ``--dev`` numbers leave
+the protocol's test models unseen.
 """
 
 from __future__ import annotations
@@ -76,6 +81,9 @@ def main(argv=None) -> int:
     ap.add_argument("--dims", type=int, default=None)
     ap.add_argument("--binarize", action="store_true")
     ap.add_argument("--json", type=Path, help="also write all rows as JSON")
+    ap.add_argument("--dev", action="store_true",
+                    help="development mode: nested splits of the protocol's training models only")
+    ap.add_argument("--dev-reps", type=int, default=4, help="nested splits per seed in --dev mode (default 4)")
     args = ap.parse_args(argv)
     fit_kwargs = {"n_dims": args.dims, "binarize": args.binarize}
     rows = []
@@ -86,14 +94,22 @@ def main(argv=None) -> int:
             return 2
         matrix = ResponseMatrix.read(path)
         for seed in args.seeds:
-            r = run_one(matrix, seed, args.anchors, fit_kwargs)
-            r["dataset"] = name
-            rows.append(r)
+            if args.dev:
+                n = matrix.shape[0]
+                train = np.sort(np.random.default_rng(seed).permutation(n)[math.ceil(0.25 * n):])
+                runs = [(matrix.select_models(train), seed * 100 + 10 + r) for r in range(args.dev_reps)]
+            else:
+                runs = [(matrix, seed)]
+            for data, split_seed in runs:
+                r = run_one(data, split_seed, args.anchors, fit_kwargs)
+                r["dataset"] = name
+                rows.append(r)
             print(f"{name} seed {seed}: " + ", ".join(
                 f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in r.items() if k not in ("dataset", "seed")
             ), file=sys.stderr)
     keys = ["random", "irt", "pirt", "gpirt", "spearman", "coverage", "ci_width", "fit_seconds"]
-    print(f"\nk = {args.anchors}; means over seeds {args.seeds}\n")
+    mode = f"DEV mode ({args.dev_reps} nested splits of each seed's training models)" if args.dev else "protocol"
+    print(f"\n{mode}; k = {args.anchors}; means over seeds {args.seeds}\n")
     print("| dataset | train/test models | random-k | irt | p-IRT | gp-IRT | gp-IRT / random | Spearman | 95% coverage | mean CI width | fit s |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     ratios = []
