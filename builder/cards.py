@@ -23,7 +23,15 @@ from typing import Any
 
 from .benchmarks import POLO2024_BIBTEX, get_benchmark, size_category
 
-TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "dataset_cards"
+def _templates_dir() -> Path:
+    """``dataset_cards/`` of a source checkout, else the copy installed as builder/dataset_cards."""
+    checkout = Path(__file__).resolve().parent.parent / "dataset_cards"
+    if checkout.is_dir():
+        return checkout
+    return Path(__file__).resolve().parent / "dataset_cards"
+
+
+TEMPLATES_DIR = _templates_dir()
 DEFAULT_TEMPLATE = "tiny_benchmark.md"
 PLOT_DPI = 100
 
