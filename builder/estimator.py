@@ -360,16 +360,11 @@ class TinyEstimator:
         obs = ~np.isnan(Y)
         n, S = Y.shape[0], len(self.scenarios)
         Yf = np.where(obs, Y, 0.0)
-        sc_a = self._anchor_scenario
         # --- irt: anchor-weighted mean over the answered anchors of each scenario
         wa = self.anchor_weights * obs  # (n, k)
-        num = np.zeros((n, S))
-        den = np.zeros((n, S))
-        for s in range(S):
-            m = sc_a == s
-            num[:, s] = (wa[:, m] * Yf[:, m]).sum(1)
-            den[:, s] = wa[:, m].sum(1)
-        answered = np.stack([obs[:, sc_a == s].sum(1) for s in range(S)], axis=1)
+        num = (wa * Yf) @ self._anchor_one_hot
+        den = wa @ self._anchor_one_hot
+        answered = obs.sum(1, keepdims=True) if S == 1 else (obs @ self._anchor_one_hot).astype(np.int64)
         irt = np.divide(num, den, out=np.full((n, S), np.nan), where=den > 0)
         # --- theta: MAP on the answered anchors, Laplace covariance
         theta, cov = _map_abilities(Yf, obs, self._A_anchor, self._b_anchor, self.prior_mean, self._prior_prec)
