@@ -1,0 +1,84 @@
+"""The model splits of the accuracy benchmarks, in one place.
+
+Every benchmark script (ours and the BenchPred peers) takes its train/test models from
+here, so that all methods are compared on exactly the same splits.
+
+* **interpolation**: ``numpy.random.default_rng(seed).permutation`` of the models (in
+  the matrix's row order); the first ``ceil(25%)`` are test models, the rest train.
+* **extrapolation** (the split of Zhang, Dorner & Hardt 2025): models sorted by their
+  mean score (NaN ignored; ties by model name); train = the bottom ``n // 2``, test =
+  the top ``ceil(30%)``. The split does not depend on the seed (the seed still drives
+  every method's own randomness).
+
+Development protocols (:func:`dev_splits`) repeat the same construction *inside* a
+protocol's training models, so design choices never see the protocol's test models.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterator, Sequence
+
+import numpy as np
+
+PROTOCOLS = ("interpolation", "extrapolation")
+
+#: every matrix of ../shared/data/responses/ that the accuracy benchmark reports
+ACCURACY_DATASETS = (
+    "alpaca_eval_2", "gsm8k_zeroeval", "wmdp_bio", "wmdp_cyber", "oll_v2_arc_challenge", "oll_v2_ifeval",
+    "helm_lite_mmlu", "helm_lite_gsm8k", "helm_lite_med_qa", "helm_lite_math", "helm_lite_openbookqa",
+)
+
+
+def model_means(Y: np.ndarray) -> np.ndarray:
+    """Each model's mean score over its evaluated items (the truth of the benchmarks)."""
+    Y = np.asarray(Y, dtype=np.float64)
+    obs = ~np.isnan(Y)
+    return np.where(obs, Y, 0.0).sum(1) / np.maximum(obs.sum(1), 1)
+
+
+def interpolation_split(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(train, test)`` row indices: a random 75/25 split of ``n`` models."""
+    perm = np.random.default_rng(seed).permutation(n)
+    n_test = math.ceil(0.25 * n)
+    return np.sort(perm[n_test:]), np.sort(perm[:n_test])
+
+
+def extrapolation_split(means: np.ndarray, models: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """``(train, test)`` row indices: fit on the weakest half, test on the strongest 30%."""
+    means = np.asarray(means, dtype=np.float64)
+    n = means.shape[0]
+    if len(models) != n:
+        raise ValueError(f"{len(models)} model names for {n} means")
+    order = np.lexsort((np.asarray(models, dtype=str), means))  # by mean, then by name
+    n_train, n_test = n // 2, math.ceil(0.3 * n)
+    return np.sort(order[:n_train]), np.sort(order[n - n_test:])
+
+
+def split(protocol: str, Y: np.ndarray, models: Sequence[str], seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(train, test)`` row indices of ``protocol`` for a (models x items) matrix."""
+    if protocol == "interpolation":
+        return interpolation_split(len(models), seed)
+    if protocol == "extrapolation":
+        return extrapolation_split(model_means(Y), models)
+    raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
+
+
+def dev_splits(protocol: str, Y: np.ndarray, models: Sequence[str], seed: int,
+               reps: int = 2) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Nested ``(train, test)`` splits of the protocol's *training* models only.
+
+    Interpolation: ``reps`` random 75/25 splits of the training models (seeds
+    ``100 * seed + 10 + r``). Extrapolation: the weakest half of the training models
+    vs their strongest 30% (one split; the seed only reaches the methods). Indices are
+    rows of the full matrix.
+    """
+    train, _ = split(protocol, Y, models, seed)
+    sub_models = [models[i] for i in train]
+    if protocol == "interpolation":
+        for r in range(reps):
+            tr, te = interpolation_split(len(train), 100 * seed + 10 + r)
+            yield train[tr], train[te]
+    else:
+        tr, te = extrapolation_split(model_means(Y[train]), sub_models)
+        yield train[tr], train[te]
