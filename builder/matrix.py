@@ -114,6 +114,30 @@ class ResponseMatrix:
         rows = np.asarray(rows)
         return ResponseMatrix(self.scores[rows], [self.models[i] for i in rows], list(self.items), self.item_info)
 
+    def canonical_order(self, scenario_order: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Row and column permutations that put the matrix in its canonical order.
+
+        Models are sorted by name; items by scenario (``scenario_order``, default: sorted
+        names), then by :func:`natural_key` of their id. Everything fitted on the
+        canonical matrix is therefore the same whatever the file layout (wide or long,
+        CSV or parquet) or the order of its rows and columns.
+
+        Returns
+        -------
+        rows, cols : ndarray of int
+            ``scores[rows][:, cols]`` is the canonical matrix.
+        """
+        scen = self.scenarios().astype(str)
+        names = sorted(set(scen)) if scenario_order is None else [str(s) for s in scenario_order]
+        missing = sorted(set(scen) - set(names))
+        if missing:
+            raise ValueError(f"scenario_order lacks scenario(s) {missing}")
+        rank = {s: i for i, s in enumerate(names)}
+        rows = np.array(sorted(range(len(self.models)), key=lambda i: self.models[i]), dtype=np.int64)
+        cols = np.array(sorted(range(len(self.items)), key=lambda j: (rank[scen[j]], natural_key(self.items[j]))),
+                        dtype=np.int64)
+        return rows, cols
+
     def select_items(self, cols: Sequence[int] | np.ndarray) -> "ResponseMatrix":
         cols = np.asarray(cols)
         info = None if self.item_info is None else self.item_info.iloc[cols]
@@ -202,7 +226,9 @@ class ResponseMatrix:
                 df = _read_parquet(path, columns)
             elif name.endswith((".csv", ".csv.gz", ".tsv", ".txt")):
                 sep = "\t" if name.endswith(".tsv") else ","
-                df = pd.read_csv(path, sep=sep, dtype={"model": str, "item": str})
+                # round_trip: the exact float that was written (the fast parser may be off
+                # by one ulp, which would make a CSV fit differ from the parquet one)
+                df = pd.read_csv(path, sep=sep, dtype={"model": str, "item": str}, float_precision="round_trip")
                 if df.columns[0] != "model" and str(df.columns[0]).startswith("Unnamed"):
                     df = df.rename(columns={df.columns[0]: "model"})
                 if "model" in df.columns:
@@ -232,6 +258,18 @@ class ResponseMatrix:
             if os.path.exists(tmp):
                 os.unlink(tmp)
         return path
+
+
+def natural_key(name: str) -> tuple:
+    """Sort key that orders ``"item2"`` before ``"item10"`` (digit runs compare as numbers).
+
+    The raw string is the last element, so two different names never compare equal.
+    """
+    parts = _DIGITS.split(str(name))
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts if p != ""), str(name)
+
+
+_DIGITS = __import__("re").compile(r"(\d+)")
 
 
 def subscenario_of(item_id: str) -> str:
