@@ -6,8 +6,6 @@ Argument parsing only; the work is done by the modules it calls.
 from __future__ import annotations
 
 import argparse
-import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -26,6 +24,7 @@ examples:
 
 def _cmd_fit(args: argparse.Namespace) -> int:
     from .fitting import fit_estimator, report_markdown
+    from .layout import write_fit_folder
     from .matrix import ResponseMatrix
 
     matrix = ResponseMatrix.read(args.responses)
@@ -35,13 +34,8 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         binarize=_binarize_arg(args.binarize), embedding=args.embedding, progress=not args.quiet,
         metadata={"responses": Path(args.responses).name},
     )
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    result.estimator.save(out)
-    shutil.copyfile(Path(__file__).with_name("estimator.py"), out / "estimator.py")
-    (out / "validation.json").write_text(json.dumps(result.report, indent=1) + "\n", encoding="utf-8")
     md = report_markdown(result.report)
-    (out / "validation.md").write_text(md, encoding="utf-8")
+    out = write_fit_folder(args.out, result.estimator, result.report, md)
     print(md)
     print(f"wrote {out}/ ({', '.join(sorted(p.name for p in out.iterdir()))})", file=sys.stderr)
     return 0
@@ -91,17 +85,18 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
-    from .dataset import build_benchmark, parse_content_args
+    from .benchmarks import get_benchmark
+    from .config import BuildOptions, FitOptions
+    from .content import parse_content_args
+    from .dataset import build_benchmark
 
-    fit_options = {"n_seeds": args.kmeans_seeds}
-    if args.dims is not None:
-        fit_options["n_dims"] = args.dims
-    out = build_benchmark(
-        args.name, args.responses[0] if len(args.responses) == 1 else args.responses,
-        content=parse_content_args(args.content), anchors=args.anchors, seed=args.seed, out=args.out,
-        version=args.version, previous=args.previous, repo_id=args.repo_id, fit_options=fit_options,
-        progress=not args.quiet, item_order=args.item_order,
-    )
+    content = parse_content_args(args.content)
+    spec = get_benchmark(args.name)
+    options = BuildOptions(anchors=args.anchors, seed=args.seed, version=args.version, repo_id=args.repo_id,
+                           item_order=args.item_order, fit=FitOptions(n_dims=args.dims, n_seeds=args.kmeans_seeds))
+    out = build_benchmark(spec, args.responses[0] if len(args.responses) == 1 else args.responses,
+                          content, options, out=args.out, previous=args.previous,
+                          progress=not args.quiet)
     print(f"wrote {out}/ ({', '.join(sorted(p.name for p in Path(out).iterdir()))})", file=sys.stderr)
     return 0
 

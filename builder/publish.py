@@ -874,16 +874,6 @@ def _default_build() -> BuildFn:
     return build_benchmark
 
 
-def _accepts(fn: Callable, name: str) -> bool:
-    import inspect
-
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
-    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-
-
 def _prepare_out(folder: Path) -> None:
     """Remove an earlier build of this benchmark (only if it looks like one)."""
     if folder.exists():
@@ -910,11 +900,14 @@ def build_release(config: ReleaseConfig, version: str, out: str | os.PathLike, *
         target = out / entry.name
         _prepare_out(target)
         prev = (previous or {}).get(entry.name)
-        kwargs = dict(entry.build_kwargs(), out=target, version=version, previous=prev)
-        optional = {"repo_id": entry.repo_id(config.org), "tag": version_tag(version), "progress": progress}
-        kwargs.update({k: v for k, v in optional.items() if _accepts(build, k)})
+        from .config import BuildOptions
+
+        options = BuildOptions(anchors=entry.anchors, seed=entry.seed, version=version,
+                               repo_id=entry.repo_id(config.org), tag=version_tag(version))
+        responses = str(entry.responses[0]) if len(entry.responses) == 1 else [str(p) for p in entry.responses]
         try:
-            got = build(entry.name, **kwargs)
+            got = build(entry.name, responses, dict(entry.content) if entry.content else None, options,
+                        out=target, previous=prev, progress=progress)
         except ReleaseError:
             raise
         except Exception as exc:

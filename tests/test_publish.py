@@ -108,19 +108,24 @@ def make_folder(out, *, version="1.0.0", seed=0, k=5, extra=None, previous=None,
     return out
 
 
-def fake_build(name, responses, content=None, anchors=None, seed=0, *, out, version="0.0.0", previous=None,
-               repo_id=None, tag=None):
+def fake_build(benchmark, responses, content=None, options=None, *, out, previous=None, templates=None,
+               progress=False):
     """Stand-in for builder.dataset.build_benchmark (same signature). ``responses`` may name a
     JSON file of options: {"extra": {relpath: text}, "fail": "message"}."""
+    from builder.config import BuildOptions
+
+    options = options or BuildOptions()
+    name = benchmark if isinstance(benchmark, str) else benchmark.name
     opts = {}
     rpath = Path(responses if isinstance(responses, str) else responses[0])
     if rpath.suffix == ".json" and rpath.is_file():
         opts = json.loads(rpath.read_text())
     if opts.get("fail"):
         raise ValueError(opts["fail"])
-    return make_folder(out, version=version, seed=seed, k=anchors or 5, extra=opts.get("extra"),
+    return make_folder(out, version=options.version, seed=options.seed, k=options.anchors or 5, extra=opts.get("extra"),
                        previous=previous, name=name,
-                       meta={"repo_id": repo_id, "tag": tag, "content": content, "responses": str(responses)})
+                       meta={"repo_id": options.repo_id, "tag": options.tag, "content": content,
+                             "responses": str(responses)})
 
 
 # --------------------------------------------------------------------------- subprocess helpers
