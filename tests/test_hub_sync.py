@@ -15,7 +15,7 @@ import pytest
 from helpers import hub_clients
 from helpers.client import run_in_client
 from helpers.folders import DATA, REPO, make_folder
-from hub_server import Blob
+from helpers.hub import Blob
 
 
 # --------------------------------------------------------------------------- a published repo (module)
@@ -24,7 +24,7 @@ from hub_server import Blob
 @pytest.fixture(scope="module")
 def published(tmp_path_factory):
     """One server: tinyFake v1.0.0 (re-published: idempotent), v1.1.0, and refused attempts."""
-    from hub_server import DEFAULT_TOKEN, HubServer
+    from helpers.hub import DEFAULT_TOKEN, HubServer
 
     tmp = tmp_path_factory.mktemp("published")
     a = make_folder(tmp / "a", version="1.0.0", seed=1, extra={"notes/old.txt": "only in 1.0.0\n"})

@@ -23,7 +23,7 @@ from helpers import hub_clients
 from helpers.builds import ROOT, SHARED
 from helpers.client import run_in_client
 from helpers.folders import DATA, fake_build, fake_config, write_config
-from hub_server import HubServer
+from helpers.hub import HubServer
 
 RELEASE_PY = ROOT / "release.py"
 

@@ -129,3 +129,110 @@ def release_then_consume(runs: list[list[str]], repo: str, tags: list[str]) -> d
         res[tag] = {"instructions": list(rows["instruction"]), "anchors": est.anchor_ids,
                     "gpirt": est.estimate([1.0] * len(est.anchor_ids))["gpirt"]}
     return res
+
+
+# ============================================================================ the loopback Hub itself (raw clients)
+
+
+def protocol_tour(repo: str, parquet: str, readme: str, v1_file: str, v2_file: str) -> dict:
+    """Create ``repo`` (twice: exist_ok, then 409), commit + tag two releases, a refused tag, a
+    deleted tag, ``repo_info`` / ``list_repo_files`` at a tag, the client's not-found errors."""
+    from huggingface_hub import CommitOperationAdd, HfApi, hf_hub_download
+    from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
+
+    api = HfApi()
+    out: dict[str, Any] = {}
+    out["url"] = str(api.create_repo(repo, repo_type="dataset"))
+    out["url_again"] = str(api.create_repo(repo, repo_type="dataset", exist_ok=True))
+    try:
+        api.create_repo(repo, repo_type="dataset")
+    except HfHubHTTPError as e:
+        out["create_dup_status"] = e.response.status_code
+
+    def release(rows_file: str, tag: str, msg: str) -> str:
+        ops = [CommitOperationAdd("README.md", readme.encode()),
+               CommitOperationAdd(parquet, open(rows_file, "rb").read())]
+        info = api.create_commit(repo, repo_type="dataset", operations=ops, commit_message=msg)
+        api.create_tag(repo, repo_type="dataset", tag=tag, revision=info.oid, tag_message=msg)
+        return info.oid
+
+    out["v1"] = release(v1_file, "v1", "release v1")
+    out["v2"] = release(v2_file, "v2", "release v2")
+    refs = api.list_repo_refs(repo, repo_type="dataset")
+    out["branches"] = {b.name: b.target_commit for b in refs.branches}
+    out["tags"] = {t.name: t.target_commit for t in refs.tags}
+    try:
+        api.create_tag(repo, repo_type="dataset", tag="v1", revision=out["v2"])
+    except HfHubHTTPError as e:
+        out["dup_tag"] = [type(e).__name__, e.response.status_code]
+    api.create_tag(repo, repo_type="dataset", tag="tmp", revision="main")
+    api.delete_tag(repo, repo_type="dataset", tag="tmp")
+    out["tags_after_delete"] = sorted(t.name for t in api.list_repo_refs(repo, repo_type="dataset").tags)
+    info = api.repo_info(repo, repo_type="dataset", revision="v1", files_metadata=True)
+    out["info"] = {"sha": info.sha, "siblings": [s.rfilename for s in info.siblings],
+                   "lfs": [s.rfilename for s in info.siblings if s.lfs],
+                   "configs": info.card_data.to_dict().get("configs")}
+    out["files_v1"] = api.list_repo_files(repo, repo_type="dataset", revision="v1")
+    try:
+        hf_hub_download(repo, "nope.txt", repo_type="dataset", revision="v1")
+    except EntryNotFoundError as e:
+        out["missing"] = type(e).__name__
+    try:
+        hf_hub_download(repo, "README.md", repo_type="dataset", revision="v9")
+    except RevisionNotFoundError as e:
+        out["bad_rev"] = type(e).__name__
+    try:
+        api.repo_info("tiny/absent", repo_type="dataset")
+    except RepositoryNotFoundError as e:
+        out["bad_repo"] = type(e).__name__
+    readme_path = hf_hub_download(repo, "README.md", repo_type="dataset", revision="v1")
+    out["readme_ok"] = open(readme_path).read() == readme
+    return out
+
+
+def load_revisions_and_push(repo: str, revisions: list[str]) -> dict:
+    """``load_dataset(repo, revision=rev)`` for each revision, then ``push_to_hub`` of a small
+    dataset to ``tiny/pushed`` and ``load_dataset`` of it."""
+    from datasets import Dataset, load_dataset
+
+    res: dict[str, Any] = {}
+    for rev in revisions:
+        ds = load_dataset(repo, revision=rev)
+        res[rev] = {split: ds[split].to_dict() for split in ds}
+    Dataset.from_dict({"x": [1, 2]}).push_to_hub("tiny/pushed")
+    res["pushed"] = load_dataset("tiny/pushed", split="train").to_dict()
+    return res
+
+
+def snapshots(repo: str, tags: list[str]) -> dict:
+    """``{tag: snapshot_download(repo, revision=tag)}`` (the local folder)."""
+    from huggingface_hub import snapshot_download
+
+    return {t: snapshot_download(repo, repo_type="dataset", revision=t) for t in tags}
+
+
+def offline_snapshots(repo: str, tags: list[str]) -> dict:
+    """Offline: each tag's snapshot and its ``test`` rows, and ``hf_hub_download`` of the first tag's card."""
+    from datasets import load_dataset
+    from huggingface_hub import hf_hub_download, snapshot_download
+
+    res: dict[str, Any] = {}
+    for t in tags:
+        path = snapshot_download(repo, repo_type="dataset", revision=t)
+        res[t] = {"path": path, "rows": load_dataset(path)["test"].to_dict()}
+    res["readme"] = hf_hub_download(repo, "README.md", repo_type="dataset", revision=tags[0])
+    return res
+
+
+def commit_one_binary(repo: str = "tiny/faults") -> dict:
+    """Create ``repo`` if needed and commit one 16 KB binary file: ``{"oid"}`` or ``{"error", "status"}``."""
+    from huggingface_hub import CommitOperationAdd, HfApi
+
+    api = HfApi()
+    api.create_repo(repo, repo_type="dataset", exist_ok=True)
+    try:
+        info = api.create_commit(repo, repo_type="dataset", commit_message="add",
+                                 operations=[CommitOperationAdd("data/x.bin", bytes(range(256)) * 64)])
+        return {"oid": info.oid}
+    except Exception as e:
+        return {"error": type(e).__name__, "status": getattr(getattr(e, "response", None), "status_code", None)}
