@@ -354,14 +354,15 @@ def write_card_files(folder: str | os.PathLike, card: CardInputs, previous: Card
 
 
 def write_card(folder: str | os.PathLike, previous: str | os.PathLike | None = None,
-               templates: str | os.PathLike | None = None) -> Path:
+               templates: str | os.PathLike | None = None, spec: BenchmarkSpec | None = None) -> Path:
     """Re-render the card (and plot) of a finished folder and refresh its manifest's file table.
 
     Release engineering may call it on a built folder, e.g. with the previous release's folder
     for the changelog. The folder is rewritten atomically (a copy is changed, then swapped in).
+    ``spec``: the benchmark (default: the registry's entry named in the manifest).
     """
     folder = Path(folder)
-    card = CardInputs.from_folder(folder)
+    card = CardInputs.from_folder(folder, spec)
     prev = CardInputs.from_folder(previous) if previous is not None else None
     with layout.staging(folder) as tmp:
         shutil.copytree(folder, tmp, dirs_exist_ok=True)

@@ -58,7 +58,8 @@ ESTIMATOR_FILES = (ESTIMATOR_JSON, ESTIMATOR_NPZ)
 __all__ = [
     "DATASET_FORMAT", "MANIFEST_SCHEMA_VERSION", "MANIFEST_NAME", "CARD_NAME", "VALIDATION_NAME", "PLOT_NAME",
     "ESTIMATOR_CODE", "ESTIMATOR_JSON", "ESTIMATOR_NPZ", "ESTIMATOR_FILES",
-    "data_path", "estimator_folder", "file_sha256", "FileDigest", "file_digest", "input_record", "is_hidden",
+    "data_path", "estimator_folder", "file_sha256", "FileDigest", "file_digest", "input_record", "matrix_record",
+    "is_hidden",
     "listed_files", "to_jsonable", "write_json", "write_parquet", "copy_estimator_code", "atomic_write_text",
     "write_manifest", "read_manifest", "verify_manifest", "refresh_manifest", "is_dataset_folder",
     "config_anchor_ids", "load_estimators", "tiny_split_frame", "check_replaceable", "replace_folder", "staging",
@@ -118,6 +119,16 @@ def input_record(path: str | os.PathLike) -> dict:
             n += 1
         return {"name": path.name, "kind": "folder", "files": n, "sha256": h.hexdigest()}
     raise FileNotFoundError(f"no such file or folder: {path}")
+
+
+def matrix_record(m) -> dict:
+    """How the manifest names an in-memory :class:`~builder.matrix.ResponseMatrix`: its shape and a
+    sha256 of its model and item ids and its scores (little-endian float64)."""
+    h = hashlib.sha256()
+    h.update(json.dumps([m.models, m.items]).encode())
+    h.update(np.ascontiguousarray(m.scores, dtype="<f8").tobytes())
+    return {"name": "<ResponseMatrix>", "kind": "matrix", "models": m.shape[0], "items": m.shape[1],
+            "sha256": h.hexdigest()}
 
 
 # ============================================================================ listing

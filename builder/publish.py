@@ -32,7 +32,7 @@ from . import layout
 from .benchmarks import BenchmarkSpec, get_benchmark
 from .config import BuildError, BuildOptions
 from .dataset import build_benchmark
-from .hub_sync import describe_error, fetch_previous, hub_api, local_files, publish_release, token_configured
+from .hub_sync import describe_error, fetch_previous, hub_api, publish_release, token_configured
 from .release_config import ConfigError, ReleaseConfig, ReleaseError, default_out_dir, normalize_version, version_tag
 from .validate import validate_folder
 
@@ -160,7 +160,7 @@ def run_release(config: ReleaseConfig, version: str, *, out: str | os.PathLike |
     for name, folder in tqdm(list(folders.items()), desc="validate", unit="benchmark", disable=not progress,
                              file=sys.stderr):
         report = validate_folder(folder, get_benchmark(name))
-        manifest_sha = local_files(folder)[layout.MANIFEST_NAME].sha256
+        manifest_sha = layout.file_sha256(folder / layout.MANIFEST_NAME)
         summary["benchmarks"].setdefault(name, {}).update(
             {"repo_id": repo_ids[name], "folder": str(folder), "manifest_sha256": manifest_sha, "validation": report})
         log(f"validated {name}: {report['files']} files, configs {report['configs']}")

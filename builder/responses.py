@@ -7,8 +7,6 @@ configs and gives each its id in the content.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import sys
 from dataclasses import dataclass, field
@@ -20,19 +18,10 @@ import pandas as pd
 
 from .benchmarks import BenchmarkSpec, ConfigSpec
 from .config import BuildError
-from .layout import input_record
+from .layout import input_record, matrix_record
 from .matrix import ResponseMatrix
 
-__all__ = ["read_responses", "matrix_record", "ConfigItems", "assign_items"]
-
-
-def matrix_record(m: ResponseMatrix) -> dict:
-    """The manifest's record of an in-memory matrix: its shape and a sha256 of ids and scores."""
-    h = hashlib.sha256()
-    h.update(json.dumps([m.models, m.items]).encode())
-    h.update(np.ascontiguousarray(m.scores, dtype="<f8").tobytes())
-    return {"name": "<ResponseMatrix>", "kind": "matrix", "models": m.shape[0], "items": m.shape[1],
-            "sha256": h.hexdigest()}
+__all__ = ["read_responses", "ConfigItems", "assign_items"]
 
 
 def read_responses(spec: BenchmarkSpec, responses: Any,
