@@ -1,13 +1,12 @@
-"""Command line: ``python -m builder {ingest,fit,estimate,build,simulate} ...``.
+"""Command line: ``python -m builder {ingest,fit,estimate,build,release,simulate} ...`` (``tinybench``).
 
-Argument parsing only; the work is done by the modules it calls.
+Argument parsing only; the work is done by the modules it calls. ``release.py`` (repository
+root) is :func:`release_main`: the ``release`` subcommand under the program name ``release.py``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -21,11 +20,31 @@ examples:
   python -m builder build tinyAlpacaEval --responses alpaca_eval_2.parquet \
       --content test=alpaca_eval.parquet --out build/tinyAlpacaEval
   python -m builder estimate build/tinyMMLU lm_eval_output/      # lm-eval logs of tinyMMLU
+  python -m builder release --config release-local.toml --version 1.0.0   # = python release.py ...
 """
+
+RELEASE_DESCRIPTION = """\
+Build every tiny benchmark listed in a release config, validate each folder (manifest hashes,
+dataset card, load_dataset round trip of every config/split, estimator side files) and, with
+--push, publish each to <org>/<name> on the Hub: one atomic commit, then the tag vX.Y.Z.
+
+The Hub endpoint and token come from the huggingface_hub environment (HF_ENDPOINT, HF_TOKEN or a
+saved login). Re-running a release is safe: identical content makes no new commit, an
+interrupted release is completed, and an existing tag with other content is refused."""
+
+RELEASE_EPILOG = """\
+examples:
+  python release.py --config release-local.toml --version 1.0.0          # build + validate
+  python release.py --config release.toml --version 1.1.0 --push         # + publish
+  python release.py --config release.toml --version 1.1.0 --only tinyAlpacaEval --out /tmp/rel
+
+exit status: 0 success; 1 build, validation or publishing failed; 2 bad arguments or config.
+See docs/RELEASE.md."""
 
 
 def _cmd_fit(args: argparse.Namespace) -> int:
     from .fitting import fit_estimator, report_markdown
+    from .layout import write_fit_folder
     from .matrix import ResponseMatrix
 
     matrix = ResponseMatrix.read(args.responses)
@@ -35,13 +54,8 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         binarize=_binarize_arg(args.binarize), embedding=args.embedding, progress=not args.quiet,
         metadata={"responses": Path(args.responses).name},
     )
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    result.estimator.save(out)
-    shutil.copyfile(Path(__file__).with_name("estimator.py"), out / "estimator.py")
-    (out / "validation.json").write_text(json.dumps(result.report, indent=1) + "\n", encoding="utf-8")
     md = report_markdown(result.report)
-    (out / "validation.md").write_text(md, encoding="utf-8")
+    out = write_fit_folder(args.out, result.estimator, result.report, md)
     print(md)
     print(f"wrote {out}/ ({', '.join(sorted(p.name for p in out.iterdir()))})", file=sys.stderr)
     return 0
@@ -91,19 +105,69 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
-    from .dataset import build_benchmark, parse_content_args
+    from .benchmarks import get_benchmark
+    from .config import BuildOptions, FitOptions
+    from .content import parse_content_args
+    from .dataset import build_benchmark
 
-    fit_options = {"n_seeds": args.kmeans_seeds}
-    if args.dims is not None:
-        fit_options["n_dims"] = args.dims
-    out = build_benchmark(
-        args.name, args.responses[0] if len(args.responses) == 1 else args.responses,
-        content=parse_content_args(args.content), anchors=args.anchors, seed=args.seed, out=args.out,
-        version=args.version, previous=args.previous, repo_id=args.repo_id, fit_options=fit_options,
-        progress=not args.quiet, item_order=args.item_order,
-    )
+    content = parse_content_args(args.content)
+    spec = get_benchmark(args.name)
+    options = BuildOptions(anchors=args.anchors, seed=args.seed, version=args.version, repo_id=args.repo_id,
+                           item_order=args.item_order, fit=FitOptions(n_dims=args.dims, n_seeds=args.kmeans_seeds))
+    out = build_benchmark(spec, args.responses[0] if len(args.responses) == 1 else args.responses,
+                          content, options, out=args.out, previous=args.previous,
+                          progress=not args.quiet)
     print(f"wrote {out}/ ({', '.join(sorted(p.name for p in Path(out).iterdir()))})", file=sys.stderr)
     return 0
+
+
+def _cmd_release(args: argparse.Namespace) -> int:
+    from .hub_sync import describe_error
+    from .publish import run_release
+    from .release_config import ConfigError, ReleaseError, default_out_dir, load_config, normalize_version
+
+    try:
+        version = normalize_version(args.version)
+        config = load_config(args.config).select(args.only)
+        summary = run_release(config, version, out=args.out, push=args.push,
+                              previous="none" if args.no_previous else "auto", progress=not args.quiet)
+    except ReleaseError as exc:
+        if args.debug:
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return 2 if isinstance(exc, ConfigError) else 1
+    except KeyboardInterrupt:
+        print("interrupted: no tag was created for an unfinished repository; re-run to finish", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug or an unexpected library error: still one line, no token
+        if args.debug:
+            raise
+        print(f"error: unexpected {describe_error(exc)} (run with --debug for the traceback)", file=sys.stderr)
+        return 1
+    out = Path(args.out) if args.out else default_out_dir(version)
+    lines = [f"release {summary['tag']} ({len(summary['benchmarks'])} benchmark(s)) in {out}/"]
+    for name, b in summary["benchmarks"].items():
+        pub = b.get("published")
+        state = f"{pub['action']} {pub['commit'][:12]}" if pub else "built (not pushed)"
+        lines.append(f"  {name:<28} {b['repo_id']:<40} {state}")
+    if not args.push:
+        lines.append("not published (add --push to publish)")
+    print("\n".join(lines))
+    return 0
+
+
+def add_release_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    p.add_argument("--config", required=True, metavar="TOML", help="release config ([release] org + [[benchmark]] tables)")
+    p.add_argument("--version", required=True, metavar="X.Y.Z", help="release version; the Hub tag is vX.Y.Z")
+    p.add_argument("--push", action="store_true", help="publish to the Hub after building and validating")
+    p.add_argument("--out", metavar="DIR", help="output folder (default: build/release-X.Y.Z); one sub-folder per benchmark")
+    p.add_argument("--only", action="append", metavar="NAME", help="release only this benchmark of the config (repeatable)")
+    p.add_argument("--no-previous", action="store_true",
+                   help="do not fetch the previous release from the Hub (the card's changelog then has no comparison)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    p.set_defaults(func=_cmd_release)
+    return p
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -198,6 +262,11 @@ def build_parser() -> argparse.ArgumentParser:
     pb.add_argument("--quiet", action="store_true", help="no progress bar")
     pb.set_defaults(func=_cmd_build)
 
+    add_release_arguments(sub.add_parser(
+        "release", help="build, validate and (--push) publish every benchmark of a release config",
+        description=RELEASE_DESCRIPTION, epilog=RELEASE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+    ))
+
     ps = sub.add_parser("simulate", help="write a score matrix simulated from a known IRT model (demos, tests)")
     ps.add_argument("--models", type=int, default=80)
     ps.add_argument("--items", type=int, default=2000)
@@ -224,6 +293,14 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def release_main(argv: list[str] | None = None) -> int:
+    """``release.py``: the ``release`` subcommand under the program name ``release.py``."""
+    parser = add_release_arguments(argparse.ArgumentParser(
+        prog="release.py", description=RELEASE_DESCRIPTION, epilog=RELEASE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter))
+    return _cmd_release(parser.parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -1,12 +1,14 @@
 """Dataset cards of the tiny benchmarks: jinja2 templates in ``dataset_cards/`` + ``DatasetCardData``.
 
-:func:`write_card` renders ``README.md`` for a folder written by :mod:`builder.dataset`
-(everything it shows comes from the folder: ``manifest.json``, the estimator side files,
-``validation.json``), draws ``validation.png`` (estimated vs true scores of held-out
-models; needs the optional ``matplotlib``, skipped with a note otherwise) and refreshes the
-manifest's file hashes. With ``previous`` (the folder of the previous release) the
-changelog lists the anchors that came in and went out and the change of the validation
-errors (:func:`changelog`).
+A card shows what :class:`CardInputs` holds: the manifest's fields, the validation reports and
+every config's anchors, taken from a build plan in memory (:mod:`builder.plan`) or read from a
+built folder (:meth:`CardInputs.from_folder`). :func:`write_card_files` draws
+``validation.png`` (estimated vs true scores of held-out models; needs the optional
+``matplotlib``, skipped with a note otherwise) and renders ``README.md`` into a folder being
+written; :func:`write_card` re-renders the card of a finished folder (e.g. with the previous
+release, for the changelog) and refreshes its manifest, atomically. With a previous release the
+changelog lists the anchors that came in and went out and the change of the validation errors
+(:func:`changelog`).
 
 Templates: ``dataset_cards/<benchmark name>.md`` when it exists (it may
 ``{% extends "tiny_benchmark.md" %}`` and override blocks), else ``tiny_benchmark.md``. The
@@ -18,10 +20,15 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .benchmarks import POLO2024_BIBTEX, get_benchmark, size_category
+from . import layout
+from .benchmarks import POLO2024_BIBTEX, BenchmarkSpec, get_benchmark, size_category
+from .estimator import TinyEstimator
+from .fitting import report_markdown
 
 def _templates_dir() -> Path:
     """``dataset_cards/`` of a source checkout, else the copy installed as builder/dataset_cards."""
@@ -35,10 +42,8 @@ TEMPLATES_DIR = _templates_dir()
 DEFAULT_TEMPLATE = "tiny_benchmark.md"
 PLOT_DPI = 100
 
-__all__ = ["write_card", "render_card", "card_data", "plot_validation", "changelog", "changelog_markdown",
-           "size_category", "TEMPLATES_DIR"]
-
-
+__all__ = ["CardInputs", "write_card", "write_card_files", "render_card", "card_data", "plot_validation",
+           "changelog", "changelog_markdown", "size_category", "TEMPLATES_DIR"]
 
 
 def card_data(manifest: dict, spec) -> Any:
@@ -71,33 +76,54 @@ def card_data(manifest: dict, spec) -> Any:
     )
 
 
-# ============================================================================ folder contents
+# ============================================================================ what a card shows
+@dataclass(frozen=True)
+class CardInputs:
+    """What a card shows: the manifest's fields (its ``files`` table is not needed), the
+    validation report of every estimator ``[(estimator path, report)]`` and every config's
+    anchor ids in row order. ``spec`` None: the registry's entry named in the manifest.
+
+    Values are plain JSON values (what reading the written files gives back), so a card
+    rendered from a plan in memory equals the one rendered from the folder.
+    """
+
+    manifest: dict
+    reports: list[tuple[str, dict]]
+    anchors: dict[str, list[str]]
+    spec: BenchmarkSpec | None = None
+
+    @classmethod
+    def from_folder(cls, folder: str | os.PathLike, spec: BenchmarkSpec | None = None) -> "CardInputs":
+        folder = Path(folder)
+        manifest = layout.read_manifest(folder)
+        return cls({k: v for k, v in manifest.items() if k != "files"}, _reports(folder, manifest),
+                   _anchors_by_config(folder, manifest), spec)
+
+    def benchmark(self) -> BenchmarkSpec:
+        return self.spec if self.spec is not None else get_benchmark(self.manifest["name"])
+
+
 def _read_json(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
 def _reports(folder: Path, manifest: dict) -> list[tuple[str, dict]]:
     """(estimator path, validation report) for every estimator of the folder."""
-    from .dataset import VALIDATION_NAME
-
     out = []
     for e in manifest.get("estimators", [{"path": ""}]):
-        p = folder / e["path"] / VALIDATION_NAME if e["path"] else folder / VALIDATION_NAME
+        p = layout.estimator_folder(folder, e["path"]) / layout.VALIDATION_NAME
         out.append((e["path"], _read_json(p) if p.is_file() else {}))
     return out
 
 
 def _anchors_by_config(folder: Path, manifest: dict) -> dict[str, list[str]]:
     """Config -> its anchor ids, in row order (from the estimator side files)."""
-    from .dataset import config_anchor_ids
-    from .estimator import JSON_NAME
-
     out = {}
     cache: dict[str, dict] = {}
     for name, c in manifest.get("configs", {}).items():
         p = c.get("estimator", "")
         if p not in cache:
-            f = folder / p / JSON_NAME if p else folder / JSON_NAME
+            f = layout.estimator_folder(folder, p) / layout.ESTIMATOR_JSON
             cache[p] = _read_json(f) if f.is_file() else None
         meta = cache[p]
         if meta is None:
@@ -105,10 +131,8 @@ def _anchors_by_config(folder: Path, manifest: dict) -> dict[str, list[str]]:
         if len(meta.get("scenarios", [])) <= 1:
             out[name] = list(meta["anchor_ids"])
         else:  # a bundle: the anchors of this config's scenario
-            from .estimator import TinyEstimator
-
-            est = TinyEstimator.load(folder / p if p else folder)
-            out[name] = config_anchor_ids(est, c["scenario"])
+            est = TinyEstimator.load(layout.estimator_folder(folder, p))
+            out[name] = layout.config_anchor_ids(est, c["scenario"])
     return out
 
 
@@ -170,24 +194,19 @@ def plot_validation(reports: list[tuple[str, dict]], path: str | os.PathLike) ->
 
 
 # ============================================================================ changelog
-def changelog(folder: str | os.PathLike, previous: str | os.PathLike | None) -> dict:
-    """What changed since ``previous`` (a folder of the previous release).
+def changelog(current: CardInputs, previous: CardInputs | None) -> dict:
+    """What changed since ``previous`` (the card inputs of the previous release's folder).
 
     ``{"version", "previous_version", "anchors": {config: {"added", "removed", "kept"}},
     "errors": [{"scenario", "metric", "before", "after"}]}``; ``previous_version`` is None
     (and the rest empty) for a first release.
     """
-    from .dataset import read_manifest
-
-    folder = Path(folder)
-    cur = read_manifest(folder)
-    out: dict[str, Any] = {"version": cur.get("version"), "previous_version": None, "anchors": {}, "errors": []}
+    out: dict[str, Any] = {"version": current.manifest.get("version"), "previous_version": None, "anchors": {},
+                           "errors": []}
     if previous is None:
         return out
-    previous = Path(previous)
-    prev = read_manifest(previous)
-    out["previous_version"] = prev.get("version")
-    now_a, old_a = _anchors_by_config(folder, cur), _anchors_by_config(previous, prev)
+    out["previous_version"] = previous.manifest.get("version")
+    now_a, old_a = current.anchors, previous.anchors
     for name, ids in now_a.items():
         before = old_a.get(name)
         if before is None:
@@ -199,8 +218,8 @@ def changelog(folder: str | os.PathLike, previous: str | os.PathLike | None) -> 
     for name in old_a:
         if name not in now_a:
             out["anchors"][name] = {"added": [], "removed": list(old_a[name]), "kept": 0, "dropped_config": True}
-    old_rows = {r["scenario"]: r for _, rep in _reports(previous, prev) for r in rep.get("table", [])}
-    for _, rep in _reports(folder, cur):
+    old_rows = {r["scenario"]: r for _, rep in previous.reports for r in rep.get("table", [])}
+    for _, rep in current.reports:
         for r in rep.get("table", []):
             o = old_rows.get(r["scenario"])
             for metric in ("gpirt", "random", "spearman", "coverage"):
@@ -262,23 +281,19 @@ def _environment(templates: Path):
                               keep_trailing_newline=True, autoescape=False)
 
 
-def render_card(folder: str | os.PathLike, previous: str | os.PathLike | None = None,
+def render_card(card: CardInputs, previous: CardInputs | None = None,
                 templates: str | os.PathLike | None = None, plot: str | None = None,
                 plot_note: str | None = None) -> Any:
-    """The :class:`huggingface_hub.DatasetCard` of a built folder (nothing is written)."""
+    """The :class:`huggingface_hub.DatasetCard` of ``card`` (nothing is written)."""
     from huggingface_hub import DatasetCard
 
-    from .dataset import read_manifest
-    from .fitting import report_markdown
-
-    folder = Path(folder)
-    manifest = read_manifest(folder)
-    spec = get_benchmark(manifest["name"])
+    manifest = card.manifest
+    spec = card.benchmark()
     templates = Path(templates) if templates is not None else TEMPLATES_DIR
     if not (templates / DEFAULT_TEMPLATE).is_file():
         raise FileNotFoundError(f"card templates not found in {templates} (expected {DEFAULT_TEMPLATE})")
     data = card_data(manifest, spec)
-    reports = _reports(folder, manifest)
+    reports = card.reports
     validation = []
     for path, rep in reports:
         if rep.get("table"):
@@ -300,7 +315,7 @@ def render_card(folder: str | os.PathLike, previous: str | os.PathLike | None = 
     params = manifest.get("parameters", {})
     shown_params = {k: ("chosen by validation" if k == "n_dims" and v is None else v)
                     for k, v in params.items() if v is not None or k == "n_dims"}
-    ch = changelog(folder, previous)
+    ch = changelog(card, previous)
     harness = list(dict.fromkeys(c["harness_task"] for c in manifest["configs"].values() if c.get("harness_task")))
     kwargs = dict(
         name=spec.name, pretty_name=spec.pretty_name, description=spec.description or "",
@@ -322,24 +337,35 @@ def render_card(folder: str | os.PathLike, previous: str | os.PathLike | None = 
     return DatasetCard(text)
 
 
-def write_card(folder: str | os.PathLike, previous: str | os.PathLike | None = None,
-               templates: str | os.PathLike | None = None) -> Path:
-    """Draw the plot, render ``README.md`` into a built folder and refresh the manifest hashes.
-
-    Release engineering may call it again on a finished folder (e.g. with the previous
-    release, for the changelog); the manifest's file table is recomputed.
-    """
-    from .dataset import CARD_NAME, PLOT_NAME, finalize_manifest, read_manifest
-
+def write_card_files(folder: str | os.PathLike, card: CardInputs, previous: CardInputs | None = None,
+                     templates: str | os.PathLike | None = None) -> Path:
+    """Draw ``validation.png`` and render ``README.md`` into ``folder`` (a folder being written);
+    returns the card's path. The manifest is not touched."""
     folder = Path(folder)
-    manifest = read_manifest(folder)
-    plot_path = folder / PLOT_NAME
+    plot_path = folder / layout.PLOT_NAME
     if plot_path.exists():
         plot_path.unlink()
-    note = plot_validation(_reports(folder, manifest), plot_path)
-    card = render_card(folder, previous=previous, templates=templates,
-                       plot=None if note else PLOT_NAME, plot_note=note)
-    out = folder / CARD_NAME
-    out.write_text(str(card), encoding="utf-8")
-    finalize_manifest(folder)
+    note = plot_validation(card.reports, plot_path)
+    rendered = render_card(card, previous=previous, templates=templates,
+                           plot=None if note else layout.PLOT_NAME, plot_note=note)
+    out = folder / layout.CARD_NAME
+    out.write_text(str(rendered), encoding="utf-8")
     return out
+
+
+def write_card(folder: str | os.PathLike, previous: str | os.PathLike | None = None,
+               templates: str | os.PathLike | None = None, spec: BenchmarkSpec | None = None) -> Path:
+    """Re-render the card (and plot) of a finished folder and refresh its manifest's file table.
+
+    Release engineering may call it on a built folder, e.g. with the previous release's folder
+    for the changelog. The folder is rewritten atomically (a copy is changed, then swapped in).
+    ``spec``: the benchmark (default: the registry's entry named in the manifest).
+    """
+    folder = Path(folder)
+    card = CardInputs.from_folder(folder, spec)
+    prev = CardInputs.from_folder(previous) if previous is not None else None
+    with layout.staging(folder) as tmp:
+        shutil.copytree(folder, tmp, dirs_exist_ok=True)
+        write_card_files(tmp, card, previous=prev, templates=templates)
+        layout.refresh_manifest(tmp)
+    return folder / layout.CARD_NAME

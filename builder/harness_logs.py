@@ -22,17 +22,17 @@ reader's default for the task; the filter as in ``builder ingest`` (tinyGSM8k: s
 
 from __future__ import annotations
 
-import math
 import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .estimator import MANIFEST_NAME, TinyEstimator
+from .estimator import TinyEstimator
+from .layout import config_anchor_ids, estimator_folder, is_dataset_folder, read_manifest
 from .sources import SourceError
 from .sources._common import iter_records, read_json, walk_files
 from .sources.lm_eval import (
@@ -71,11 +71,9 @@ class LogScores:
 def _targets(folder: Path, task: str | None) -> tuple[dict[str, TinyEstimator], list[_Target]]:
     import pyarrow.parquet as pq
 
-    if not _is_dataset_manifest(folder):  # a folder written by `builder fit`: rows = anchors
+    if not is_dataset_folder(folder):  # a folder written by `builder fit`: rows = anchors
         est = TinyEstimator.load(folder)
         return {"": est}, [_Target("", task, None, None, "", list(range(len(est.anchor_ids))))]
-    from .dataset import config_anchor_ids, read_manifest
-
     manifest = read_manifest(folder)
     estimators: dict[str, TinyEstimator] = {}
     targets = []
@@ -83,7 +81,7 @@ def _targets(folder: Path, task: str | None) -> tuple[dict[str, TinyEstimator], 
     for name, c in configs.items():
         key = c.get("estimator", "")
         if key not in estimators:
-            estimators[key] = TinyEstimator.load(folder / key if key else folder)
+            estimators[key] = TinyEstimator.load(estimator_folder(folder, key))
         est = estimators[key]
         anchors = config_anchor_ids(est, c["scenario"])
         pos = {a: i for i, a in enumerate(est.anchor_ids)}
@@ -102,16 +100,6 @@ def _targets(folder: Path, task: str | None) -> tuple[dict[str, TinyEstimator], 
     if len(missing) == len(targets):
         raise ValueError(f"{folder}: no lm-evaluation-harness task is known for this dataset; name it with --task")
     return estimators, [t for t in targets if t.task is not None]
-
-
-def _is_dataset_manifest(folder: Path) -> bool:
-    try:
-        from .dataset import read_manifest
-
-        read_manifest(folder)
-        return True
-    except (ValueError, FileNotFoundError):
-        return False
 
 
 # ============================================================================ matching

@@ -31,7 +31,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from builder.benchmarks import get_benchmark  # noqa: E402
-from builder.dataset import build_benchmark, content_item_ids  # noqa: E402
+from builder.config import BuildOptions, FitOptions  # noqa: E402
+from builder.content import content_item_ids  # noqa: E402
+from builder.dataset import build_benchmark  # noqa: E402
 from builder.matrix import ResponseMatrix  # noqa: E402
 from builder.simulate import simulate_responses  # noqa: E402
 
@@ -71,9 +73,9 @@ def build_one(name: str, data: Path, out: Path, args) -> Path:
                                    out / "_inputs" / f"{name}_responses_simulated.parquet", args.models, args.seed)
     else:
         resp = data / responses
-    fit = {"n_dims": 1, "n_seeds": 2} if args.fast else {}
-    return build_benchmark(name, str(resp), content, anchors=args.anchors, seed=args.seed, out=out / name,
-                           version=args.version, fit_options=fit, progress=not args.quiet)
+    fit = FitOptions(n_dims=1, n_seeds=2) if args.fast else FitOptions()
+    options = BuildOptions(anchors=args.anchors, seed=args.seed, version=args.version, fit=fit)
+    return build_benchmark(spec, str(resp), content, options, out=out / name, progress=not args.quiet)
 
 
 def main(argv=None) -> int:

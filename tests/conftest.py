@@ -1,13 +1,12 @@
-"""Shared pytest fixtures.
+"""Shared pytest fixtures. The helpers themselves are in ``tests/helpers/`` (see its docstring).
 
-Hub fixtures: an in-memory Hugging Face Hub-compatible server (tests/hub_server.py) and the
-environment for client subprocesses (the clients read HF_ENDPOINT at import time, so the real
-`huggingface_hub` / `datasets` must run in a subprocess: see `hub_server.run_client`).
+Hub fixtures: the loopback Hugging Face Hub server (``helpers.hub``) and the environment for a
+client process (the real clients read HF_ENDPOINT at import time: see ``helpers.client``).
 """
 
 import pytest
 
-from hub_server import DEFAULT_TOKEN, HubServer
+from helpers.hub import DEFAULT_TOKEN, HubServer
 
 HUB_TOKEN = DEFAULT_TOKEN
 
@@ -21,7 +20,7 @@ def hub_server():
 
 @pytest.fixture
 def hub_env(hub_server, tmp_path):
-    """Env dict for client subprocesses: HF_ENDPOINT=<server>, HF_HUB_DISABLE_XET=1,
+    """Env dict for a client process: HF_ENDPOINT=<server>, HF_HUB_DISABLE_XET=1,
     HF_HOME=<tmp>, HF_TOKEN=HUB_TOKEN, no HF_HUB_OFFLINE. For offline runs use
     ``{**hub_env, "HF_HUB_OFFLINE": "1"}`` (same HF_HOME = same cache)."""
     return hub_server.client_env(tmp_path / "hf_home", token=HUB_TOKEN)

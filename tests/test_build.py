@@ -11,9 +11,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from builder.benchmarks import REGISTRY
-from builder.dataset import config_anchor_ids, load_estimators, read_manifest, verify_manifest
 from builder.estimator import TinyEstimator
-from test_build_helpers import anchors_for, built, make_content, read_split
+from builder.layout import config_anchor_ids, load_estimators, read_manifest, verify_manifest
+from helpers.builds import anchors_for, built, make_content, read_split
 
 NAMES = sorted(REGISTRY)
 

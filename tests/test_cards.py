@@ -11,9 +11,9 @@ import pytest
 
 from builder import cards
 from builder.benchmarks import POLO2024_BIBTEX, REGISTRY
-from builder.dataset import CARD_NAME, PLOT_NAME, config_anchor_ids, read_manifest, verify_manifest
 from builder.estimator import TinyEstimator
-from test_build_helpers import built
+from builder.layout import CARD_NAME, PLOT_NAME, config_anchor_ids, read_manifest, verify_manifest
+from helpers.builds import built
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +71,7 @@ def test_changelog_against_the_previous_version(root, tmp_path):
     old = built(root, "tinyGSM8k", seed=0)
     new = tmp_path / "new"
     shutil.copytree(built(root, "tinyGSM8k", seed=1), new)
-    ch = cards.changelog(new, old)
+    ch = cards.changelog(cards.CardInputs.from_folder(new), cards.CardInputs.from_folder(old))
     a_old = config_anchor_ids(TinyEstimator.load(old), "gsm8k")
     a_new = config_anchor_ids(TinyEstimator.load(new), "gsm8k")
     entry = ch["anchors"]["main"]
@@ -89,7 +89,7 @@ def test_changelog_against_the_previous_version(root, tmp_path):
         assert f"`{entry['added'][0]}`" in text
     assert verify_manifest(new) == []
     # no previous version: the first-release line
-    assert cards.changelog(new, None)["previous_version"] is None
+    assert cards.changelog(cards.CardInputs.from_folder(new), None)["previous_version"] is None
 
 
 def test_template_override(root, tmp_path):
@@ -100,6 +100,6 @@ def test_template_override(root, tmp_path):
     (templates / "tinyGSM8k.md").write_text(
         '{% extends "tiny_benchmark.md" %}{% block intro %}A custom introduction for {{ pretty_name }}.{% endblock %}'
     )
-    card = cards.render_card(folder, templates=templates, plot=PLOT_NAME)
+    card = cards.render_card(cards.CardInputs.from_folder(folder), templates=templates, plot=PLOT_NAME)
     assert "A custom introduction for tinyGSM8k." in card.text
     assert card.data.to_dict()["license"] == "mit"

@@ -92,7 +92,9 @@ def test_fit_reads_long_format_and_is_deterministic(tmp_path):
         (["estimate", "{d}/nowhere", "{d}/ok.csv"], "not found"),
     ],
 )
-def test_errors_exit_2_with_a_message_and_no_traceback(tmp_path, args, message):
+def test_errors_exit_2_with_a_message(tmp_path, capsys, args, message):
+    import re
+
     rng = np.random.default_rng(0)
     ok = pd.DataFrame((rng.random((12, 40)) < 0.5).astype(float), index=[f"m{i}" for i in range(12)])
     ok.index.name = "model"
@@ -101,17 +103,18 @@ def test_errors_exit_2_with_a_message_and_no_traceback(tmp_path, args, message):
     bad.iloc[2, 3] = "oops"
     bad.to_csv(tmp_path / "bad.csv")
     (ok * 2).to_csv(tmp_path / "range.csv")
-    cmd = [sys.executable, "-m", "builder"] + [a.format(d=tmp_path) for a in args]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    assert proc.returncode == 2
-    assert "Traceback" not in proc.stderr
-    import re
-
-    assert re.search(message, proc.stderr), proc.stderr
+    assert main([a.format(d=tmp_path) for a in args]) == 2
+    err = capsys.readouterr().err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("error: ") and re.search(message, last) and "Traceback" not in err, err
 
 
-def test_help_lists_commands():
+def test_the_module_entry_point(tmp_path):
+    """`python -m builder`, in a fresh process: --help lists the commands; an error is one line, no traceback."""
     proc = subprocess.run([sys.executable, "-m", "builder", "--help"], capture_output=True, text=True)
     assert proc.returncode == 0
-    for cmd in ("fit", "estimate", "simulate"):
+    for cmd in ("ingest", "fit", "estimate", "build", "release", "simulate"):
         assert cmd in proc.stdout
+    proc = subprocess.run([sys.executable, "-m", "builder", "fit", str(tmp_path / "missing.parquet"), "--anchors", "10",
+                           "--out", str(tmp_path / "o")], capture_output=True, text=True)
+    assert proc.returncode == 2 and "no such file" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

@@ -6,21 +6,24 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
 
-from builder import dataset
+from builder import content as content_mod
+from builder import layout, responses as responses_mod
 from builder.__main__ import main
 from builder.benchmarks import REGISTRY
-from builder.dataset import BuildError, build_benchmark, parse_content_args, read_manifest, verify_manifest
+from builder.config import BuildError, BuildOptions, FitOptions
+from builder.content import parse_content_args
+from builder.dataset import build_benchmark
 from builder.estimator import TinyEstimator
+from builder.layout import read_manifest, verify_manifest
 from builder.matrix import ResponseMatrix
 from builder.simulate import simulate_responses
-from test_build_helpers import FAST, SHARED, all_bytes, built, make_content, read_split, write_fixture
+from helpers.builds import SHARED, all_bytes, built, fast, make_content, read_split, write_fixture
 
 
 @pytest.fixture(scope="module")
@@ -32,10 +35,10 @@ def root(tmp_path_factory):
 def test_same_inputs_and_seed_give_identical_bytes(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_TOKEN", "hf_SECRETtokenSHOULDneverLEAK")
     responses, content = write_fixture("tinyWinogrande", tmp_path / "in")
-    a = build_benchmark("tinyWinogrande", responses, content, anchors=10, seed=3, out=tmp_path / "a", fit_options=FAST)
+    a = build_benchmark("tinyWinogrande", responses, content, fast(anchors=10, seed=3), out=tmp_path / "a")
     ba = all_bytes(a)
     # the second build replaces the first in place (an earlier build may be overwritten)
-    b = build_benchmark("tinyWinogrande", responses, content, anchors=10, seed=3, out=a, fit_options=FAST)
+    b = build_benchmark("tinyWinogrande", responses, content, fast(anchors=10, seed=3), out=a)
     bb = all_bytes(b)
     assert list(ba) == list(bb)
     for name in ba:
@@ -58,7 +61,7 @@ def test_another_seed_changes_the_anchors(root, tmp_path):
 def test_manifest_records_versions_inputs_parameters_and_hashes(root):
     folder = built(root, "tinyMMLU")
     m = read_manifest(folder)
-    assert m["schema_version"] == dataset.MANIFEST_SCHEMA_VERSION and m["format"] == dataset.DATASET_FORMAT
+    assert m["schema_version"] == layout.MANIFEST_SCHEMA_VERSION and m["format"] == layout.DATASET_FORMAT
     assert m["version"] == "0.0.0" and m["tag"] == "v0.0.0" and m["repo_id"] == "tinyBenchmarks/tinyMMLU"
     assert m["builder_version"] and m["estimator_schema_version"] == 1
     assert m["parameters"]["anchors"] == 10 and m["parameters"]["seed"] == 0 and m["parameters"]["n_dims"] == 1
@@ -103,10 +106,10 @@ def test_csv_and_jsonl_content_give_the_same_dataset(tmp_path):
     with open(tmp_path / "c.jsonl", "w") as fh:
         for rec in df.to_dict("records"):
             fh.write(json.dumps(rec) + "\n")
-    a = build_benchmark("tinyAlpacaEval", responses, {"test": str(tmp_path / "c.csv")}, anchors=8,
-                        out=tmp_path / "a", fit_options=FAST)
-    b = build_benchmark("tinyAlpacaEval", responses, {"test": str(tmp_path / "c.jsonl")}, anchors=8,
-                        out=tmp_path / "b", fit_options=FAST)
+    a = build_benchmark("tinyAlpacaEval", responses, {"test": str(tmp_path / "c.csv")}, fast(anchors=8),
+                        out=tmp_path / "a")
+    b = build_benchmark("tinyAlpacaEval", responses, {"test": str(tmp_path / "c.jsonl")}, fast(anchors=8),
+                        out=tmp_path / "b")
     assert read_split(a, "default", "test").equals(read_split(b, "default", "test"))
     ds = load_dataset(str(a), split="test", cache_dir=str(tmp_path / "cache"))  # the "default" config
     assert ds.num_rows == 8 and ds.column_names == list(c.columns)
@@ -126,7 +129,7 @@ def test_content_from_the_hub_uses_datasets_load_dataset(tmp_path, monkeypatch):
 
     monkeypatch.setattr(datasets, "load_dataset", fake_load)
     m, _ = simulate_responses(n_models=30, n_items=60, n_dims=1, seed=1)
-    out = build_benchmark("tinyAlpacaEval", m, anchors=6, out=tmp_path / "o", fit_options=FAST)
+    out = build_benchmark("tinyAlpacaEval", m, None, fast(anchors=6), out=tmp_path / "o")
     assert calls == [("tatsu-lab/alpaca_eval", "alpaca_eval_gpt4_baseline", "eval")]
     man = read_manifest(out)
     assert man["inputs"]["content"]["default/test"] == {"kind": "hub", "id": "tatsu-lab/alpaca_eval",
@@ -137,15 +140,14 @@ def test_content_from_the_hub_uses_datasets_load_dataset(tmp_path, monkeypatch):
     assert list(tiny["instruction"]) == [df["instruction"][int(a)] for a in est.anchor_ids]
     # an explicit hub: id for a split
     calls.clear()
-    build_benchmark("tinyAlpacaEval", m, {"test": "hub:someone/alpaca_copy"}, anchors=6, out=tmp_path / "o2",
-                    fit_options=FAST)
+    build_benchmark("tinyAlpacaEval", m, {"test": "hub:someone/alpaca_copy"}, fast(anchors=6), out=tmp_path / "o2")
     assert calls == [("someone/alpaca_copy", "alpaca_eval_gpt4_baseline", "eval")]
 
 
 def test_content_item_ids_from_subject_column():
     t = pa.table({"subject": ["a", "a", "b"], "question": ["x", "y", "z"]})
-    assert dataset.content_item_ids(t, ["a.1", "b.0"]) == ["a.0", "a.1", "b.0"]
-    assert dataset.content_item_ids(t, ["0", "2"]) == ["0", "1", "2"]
+    assert content_mod.content_item_ids(t, ["a.1", "b.0"]) == ["a.0", "a.1", "b.0"]
+    assert content_mod.content_item_ids(t, ["0", "2"]) == ["0", "1", "2"]
 
 
 def test_errors_are_clear(tmp_path):
@@ -155,21 +157,23 @@ def test_errors_are_clear(tmp_path):
     m, _ = simulate_responses(n_models=20, n_items=41, n_dims=1, seed=0)
     bad = ResponseMatrix(m.scores, m.models, [str(i) for i in range(41)])  # item "40" is not in the content
     with pytest.raises(BuildError, match="not in the content"):
-        build_benchmark("tinyAlpacaEval", bad, {"test": str(tmp_path / "c.parquet")}, anchors=5, out=tmp_path / "o")
+        build_benchmark("tinyAlpacaEval", bad, {"test": str(tmp_path / "c.parquet")}, BuildOptions(anchors=5),
+                        out=tmp_path / "o")
     df.drop(columns=["generator"]).to_parquet(tmp_path / "c2.parquet")
     good = bad.select_items(np.arange(40))
     with pytest.raises(BuildError, match="lacks column"):
-        build_benchmark("tinyAlpacaEval", good, {"test": str(tmp_path / "c2.parquet")}, anchors=5,
-                        out=tmp_path / "o", fit_options=FAST)
+        build_benchmark("tinyAlpacaEval", good, {"test": str(tmp_path / "c2.parquet")}, fast(anchors=5),
+                        out=tmp_path / "o")
     with pytest.raises(BuildError, match="no split"):
-        build_benchmark("tinyAlpacaEval", good, {"dev": str(tmp_path / "c.parquet")}, anchors=5, out=tmp_path / "o")
+        build_benchmark("tinyAlpacaEval", good, {"dev": str(tmp_path / "c.parquet")}, BuildOptions(anchors=5),
+                        out=tmp_path / "o")
     with pytest.raises(ValueError, match="unknown tiny benchmark"):
         build_benchmark("tinyNope", good, out=tmp_path / "o")
     (tmp_path / "precious").mkdir()
     (tmp_path / "precious" / "notes.txt").write_text("keep me")
     with pytest.raises(BuildError, match="refusing to overwrite"):
-        build_benchmark("tinyAlpacaEval", good, {"test": str(tmp_path / "c.parquet")}, anchors=5,
-                        out=tmp_path / "precious", fit_options=FAST)
+        build_benchmark("tinyAlpacaEval", good, {"test": str(tmp_path / "c.parquet")}, fast(anchors=5),
+                        out=tmp_path / "precious")
     assert (tmp_path / "precious" / "notes.txt").read_text() == "keep me"
     assert not any(p.name.startswith(".o") for p in tmp_path.iterdir())  # no temporary folder left behind
     with pytest.raises(BuildError):
@@ -202,8 +206,8 @@ def test_real_tinyalpacaeval(tmp_path):
 
     out = build_benchmark(
         "tinyAlpacaEval", SHARED / "responses" / "alpaca_eval_2.parquet",
-        {"test": str(SHARED / "content" / "alpaca_eval.parquet")}, out=tmp_path / "tinyAlpacaEval",
-        fit_options={"n_dims": 1, "n_seeds": 2, "n_folds": 3}, version="1.0.0",
+        {"test": str(SHARED / "content" / "alpaca_eval.parquet")},
+        BuildOptions(version="1.0.0", fit=FitOptions(n_dims=1, n_seeds=2, n_folds=3)), out=tmp_path / "tinyAlpacaEval",
     )
     est = TinyEstimator.load(out)
     assert len(est.anchor_ids) == 100 and len(est.item_ids) == 805
@@ -237,7 +241,7 @@ def test_real_mmlu_content_with_simulated_responses(tmp_path):
     m, _ = simulate_responses(n_models=40, n_items=len(test), n_dims=1, seed=5)
     matrix = ResponseMatrix(m.scores, m.models, list(test["item_id"]))
     out = build_benchmark("tinyMMLU", matrix, {"test": str(tmp_path / "test.parquet"), "dev": str(tmp_path / "dev.parquet")},
-                          anchors=15, out=tmp_path / "tinyMMLU", fit_options=FAST)
+                          fast(anchors=15), out=tmp_path / "tinyMMLU")
     est = TinyEstimator.load(out)
     tiny = read_split(out, "all", "test")
     by_id = test.set_index("item_id")
@@ -272,9 +276,8 @@ def test_item_text_check_and_harness_v1_order(tmp_path):
     info = pd.DataFrame({"question": [test["question"][order[p]] for p in range(60)]}, index=[str(p) for p in range(60)])
     details = ResponseMatrix(m.scores, m.models, [str(p) for p in range(60)], info)
     with pytest.raises(BuildError, match="harness_v1"):
-        build_benchmark("tinyGSM8k", details, content, anchors=6, out=tmp_path / "bad", fit_options=FAST)
-    out = build_benchmark("tinyGSM8k", details, content, anchors=6, out=tmp_path / "ok", fit_options=FAST,
-                          item_order="harness_v1")
+        build_benchmark("tinyGSM8k", details, content, fast(anchors=6), out=tmp_path / "bad")
+    out = build_benchmark("tinyGSM8k", details, content, fast(anchors=6, item_order="harness_v1"), out=tmp_path / "ok")
     est = TinyEstimator.load(out)
     tiny = read_split(out, "main", "test")
     assert list(tiny["question"]) == [test["question"][int(a)] for a in est.anchor_ids]
@@ -288,7 +291,7 @@ def test_item_text_check_and_harness_v1_order(tmp_path):
 def test_responses_from_alpacaeval_annotations_use_the_content_ids():
     """Real AlpacaEval annotation folders name items by instruction; with the content they get its item_id."""
     spec = REGISTRY["tinyAlpacaEval"]
-    m, records = dataset.read_responses(spec, SHARED / "raw" / "alpaca_eval",
+    m, records = responses_mod.read_responses(spec, SHARED / "raw" / "alpaca_eval",
                                         SHARED / "content" / "alpaca_eval.parquet")
     assert m.shape[0] == 2 and records[0]["kind"] == "folder" and records[0]["name"] == "alpaca_eval"
     table = pd.read_parquet(SHARED / "responses" / "alpaca_eval_2.parquet")

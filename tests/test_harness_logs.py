@@ -15,7 +15,7 @@ from builder.__main__ import main
 from builder.estimator import TinyEstimator
 from builder.harness_logs import estimate_from_logs, match_rows
 from builder.sources import SourceError
-from test_build_helpers import built, read_split, rng_perm
+from helpers.builds import built, read_split, rng_perm
 
 TS = "2024-05-01T10-00-00.123456"
 
@@ -180,8 +180,8 @@ def test_fit_folder_reads_full_task_logs(tmp_path):
 def test_bundle_logs_of_several_tasks(tmp_path, tmp_path_factory):
     """tinyOpenLLMLeaderboard: one folder per model with the samples of several tiny tasks; each
     config's results go to its scenario's anchors of the joint estimator; missing tasks stay unanswered."""
-    from builder.dataset import config_anchor_ids
-    from test_build_helpers import built as build
+    from builder.layout import config_anchor_ids
+    from helpers.builds import built as build
 
     folder = build(tmp_path_factory.getbasetemp() / "builds", "tinyOpenLLMLeaderboard")
     est = TinyEstimator.load(folder)
@@ -208,7 +208,7 @@ def test_bundle_logs_of_several_tasks(tmp_path, tmp_path_factory):
     assert frame["n_answered"][0] == 6
 
 
-SHARED = __import__("test_build_helpers").SHARED
+from helpers.builds import SHARED  # noqa: E402
 
 
 @pytest.mark.realdata

@@ -1,11 +1,13 @@
-"""End-to-end checks of the test Hub server (tests/hub_server.py) with the REAL clients.
+"""End-to-end checks of the loopback Hub server (tests/helpers/hub) with the REAL clients.
 
-`huggingface_hub` and `datasets` run in subprocesses (they read HF_ENDPOINT at import time).
+`huggingface_hub` and `datasets` run in a fresh process (they read HF_ENDPOINT at import time):
+`helpers.client.run_in_client` with a function of `helpers.hub_clients`.
 Protocol reference: /work/shared/docs/HUB_PROTOCOL.md.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import textwrap
@@ -15,8 +17,10 @@ import urllib.request
 import pandas as pd
 import pytest
 
-from hub_server import DEFAULT_TOKEN as HUB_TOKEN  # the token the conftest fixtures use
-from hub_server import HubServer, run_client
+from helpers import hub_clients
+from helpers.client import run_in_client
+from helpers.hub import DEFAULT_TOKEN as HUB_TOKEN  # the token the conftest fixtures use
+from helpers.hub import HubServer
 
 REPO = "tiny/bench"
 PARQUET = "data/test-00000-of-00001.parquet"
@@ -42,13 +46,6 @@ def _parquet(rows: dict) -> bytes:
     return buf.getvalue()
 
 
-def _run_json(code: str, env: dict) -> dict:
-    """Run client code that prints one JSON object on its last stdout line."""
-    proc = run_client(textwrap.dedent(code), env)
-    assert proc.returncode == 0, f"client failed\nSTDOUT:\n{proc.stdout}\nSTDERR:\n{proc.stderr[-4000:]}"
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
 def _request(url: str, method: str = "GET", headers: dict | None = None, data: bytes | None = None):
     """(status, headers, body) via urllib, without raising on HTTP errors."""
     req = urllib.request.Request(url, method=method, headers=headers or {}, data=data)
@@ -61,63 +58,6 @@ def _request(url: str, method: str = "GET", headers: dict | None = None, data: b
 
 # ----------------------------------------------------------------- a published repo (module scope)
 
-PUBLISH = """
-    import json, os, sys
-    from huggingface_hub import HfApi, CommitOperationAdd, hf_hub_download
-    from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
-
-    repo, parquet = {repo!r}, {parquet!r}
-    api = HfApi()
-    out = {{}}
-    out["url"] = str(api.create_repo(repo, repo_type="dataset"))
-    out["url_again"] = str(api.create_repo(repo, repo_type="dataset", exist_ok=True))
-    try:
-        api.create_repo(repo, repo_type="dataset")
-    except HfHubHTTPError as e:
-        out["create_dup_status"] = e.response.status_code
-
-    def release(rows_file, tag, msg):
-        ops = [CommitOperationAdd("README.md", {readme!r}.encode()),
-               CommitOperationAdd(parquet, open(rows_file, "rb").read())]
-        info = api.create_commit(repo, repo_type="dataset", operations=ops, commit_message=msg)
-        api.create_tag(repo, repo_type="dataset", tag=tag, revision=info.oid, tag_message=msg)
-        return info.oid
-
-    out["v1"] = release({v1_file!r}, "v1", "release v1")
-    out["v2"] = release({v2_file!r}, "v2", "release v2")
-    refs = api.list_repo_refs(repo, repo_type="dataset")
-    out["branches"] = {{b.name: b.target_commit for b in refs.branches}}
-    out["tags"] = {{t.name: t.target_commit for t in refs.tags}}
-    try:
-        api.create_tag(repo, repo_type="dataset", tag="v1", revision=out["v2"])
-    except HfHubHTTPError as e:
-        out["dup_tag"] = [type(e).__name__, e.response.status_code]
-    api.create_tag(repo, repo_type="dataset", tag="tmp", revision="main")
-    api.delete_tag(repo, repo_type="dataset", tag="tmp")
-    out["tags_after_delete"] = sorted(t.name for t in api.list_repo_refs(repo, repo_type="dataset").tags)
-    info = api.repo_info(repo, repo_type="dataset", revision="v1", files_metadata=True)
-    out["info"] = {{"sha": info.sha, "siblings": [s.rfilename for s in info.siblings],
-                   "lfs": [s.rfilename for s in info.siblings if s.lfs],
-                   "configs": info.card_data.to_dict().get("configs")}}
-    out["files_v1"] = api.list_repo_files(repo, repo_type="dataset", revision="v1")
-    try:
-        hf_hub_download(repo, "nope.txt", repo_type="dataset", revision="v1")
-    except EntryNotFoundError as e:
-        out["missing"] = type(e).__name__
-    try:
-        hf_hub_download(repo, "README.md", repo_type="dataset", revision="v9")
-    except RevisionNotFoundError as e:
-        out["bad_rev"] = type(e).__name__
-    try:
-        api.repo_info("tiny/absent", repo_type="dataset")
-    except RepositoryNotFoundError as e:
-        out["bad_repo"] = type(e).__name__
-    readme_path = hf_hub_download(repo, "README.md", repo_type="dataset", revision="v1")
-    out["readme_ok"] = open(readme_path).read() == {readme!r}
-    print(json.dumps(out))
-"""
-
-
 @pytest.fixture(scope="module")
 def published(tmp_path_factory):
     """One server for the module with REPO published twice (tags v1, v2) by the real client."""
@@ -126,9 +66,8 @@ def published(tmp_path_factory):
     (tmp / "v2.parquet").write_bytes(_parquet(ROWS_V2))
     with HubServer(token=HUB_TOKEN) as hub:
         env = hub.client_env(tmp / "hf_home_publisher", token=HUB_TOKEN)
-        code = PUBLISH.format(repo=REPO, parquet=PARQUET, readme=README,
-                              v1_file=str(tmp / "v1.parquet"), v2_file=str(tmp / "v2.parquet"))
-        out = _run_json(code, env)
+        out = run_in_client(env, hub_clients.protocol_tour, REPO, PARQUET, README,
+                            str(tmp / "v1.parquet"), str(tmp / "v2.parquet")).result
         yield hub, out, tmp
 
 
@@ -166,17 +105,7 @@ def test_publish_create_commit_tag_refs(published):
 def test_load_dataset_by_tag_and_push_to_hub(published, tmp_path):
     hub, out, _ = published
     env = hub.client_env(tmp_path / "hf_home", token=HUB_TOKEN)
-    got = _run_json(f"""
-        import json
-        from datasets import Dataset, load_dataset
-        res = {{}}
-        for rev in ("v1", "v2", {out["v1"]!r}):
-            ds = load_dataset({REPO!r}, revision=rev)
-            res[rev] = {{split: ds[split].to_dict() for split in ds}}
-        Dataset.from_dict({{"x": [1, 2]}}).push_to_hub("tiny/pushed")
-        res["pushed"] = load_dataset("tiny/pushed", split="train").to_dict()
-        print(json.dumps(res))
-    """, env)
+    got = run_in_client(env, hub_clients.load_revisions_and_push, REPO, ["v1", "v2", out["v1"]]).result
     assert got["v1"] == {"test": ROWS_V1}
     assert got["v2"] == {"test": ROWS_V2}
     assert got[out["v1"]] == {"test": ROWS_V1}
@@ -186,26 +115,11 @@ def test_load_dataset_by_tag_and_push_to_hub(published, tmp_path):
 def test_snapshot_download_then_offline(published, tmp_path):
     hub, out, _ = published
     env = hub.client_env(tmp_path / "hf_home", token=HUB_TOKEN)
-    online = _run_json(f"""
-        import json
-        from huggingface_hub import snapshot_download
-        print(json.dumps({{t: snapshot_download({REPO!r}, repo_type="dataset", revision=t) for t in ("v1", "v2")}}))
-    """, env)
+    online = run_in_client(env, hub_clients.snapshots, REPO, ["v1", "v2"]).result
     assert online["v1"].endswith(out["v1"]) and online["v2"].endswith(out["v2"])
 
     n_before = len(hub.requests)
-    offline = _run_json(f"""
-        import json
-        from huggingface_hub import hf_hub_download, snapshot_download
-        from datasets import load_dataset
-        res = {{}}
-        for t in ("v1", "v2"):
-            path = snapshot_download({REPO!r}, repo_type="dataset", revision=t)
-            ds = load_dataset(path)
-            res[t] = {{"path": path, "rows": ds["test"].to_dict()}}
-        res["readme"] = hf_hub_download({REPO!r}, "README.md", repo_type="dataset", revision="v1")
-        print(json.dumps(res))
-    """, {**env, "HF_HUB_OFFLINE": "1"})
+    offline = run_in_client({**env, "HF_HUB_OFFLINE": "1"}, hub_clients.offline_snapshots, REPO, ["v1", "v2"]).result
     assert offline["v1"] == {"path": online["v1"], "rows": ROWS_V1}
     assert offline["v2"] == {"path": online["v2"], "rows": ROWS_V2}
     assert offline["readme"].startswith(online["v1"])
@@ -214,26 +128,9 @@ def test_snapshot_download_then_offline(published, tmp_path):
 
 # ----------------------------------------------------------------- fault injection with the real client
 
-COMMIT_ONE = """
-    import json, sys
-    from huggingface_hub import HfApi, CommitOperationAdd
-    api = HfApi()
-    api.create_repo("tiny/faults", repo_type="dataset", exist_ok=True)
-    res = {}
-    try:
-        info = api.create_commit("tiny/faults", repo_type="dataset", commit_message="add",
-                                 operations=[CommitOperationAdd("data/x.bin", bytes(range(256)) * 64)])
-        res["oid"] = info.oid
-    except Exception as e:
-        res["error"] = type(e).__name__
-        res["status"] = getattr(getattr(e, "response", None), "status_code", None)
-    print(json.dumps(res))
-"""
-
-
 def test_http500_on_commit_raises_and_leaves_no_commit(hub_server, hub_env):
     fault = hub_server.inject_fault("http500", r"^/api/datasets/tiny/faults/commit/", times=1)
-    res = _run_json(COMMIT_ONE, hub_env)
+    res = run_in_client(hub_env, hub_clients.commit_one_binary).result
     assert res == {"error": "HfHubHTTPError", "status": 500}  # the commit POST is not retried
     assert fault.hits == 1
     assert len(hub_server.history("tiny/faults")) == 1  # only the initial commit
@@ -242,7 +139,7 @@ def test_http500_on_commit_raises_and_leaves_no_commit(hub_server, hub_env):
 
 def test_dropped_connection_on_commit_fails_without_commit(hub_server, hub_env):
     hub_server.inject_fault("drop", r"/commit/main$", times=1, method="POST")
-    res = _run_json(COMMIT_ONE, hub_env)
+    res = run_in_client(hub_env, hub_clients.commit_one_binary).result
     assert "oid" not in res and res["status"] is None  # a transport error (httpx RemoteProtocolError)
     assert len(hub_server.history("tiny/faults")) == 1
 
@@ -250,7 +147,7 @@ def test_dropped_connection_on_commit_fails_without_commit(hub_server, hub_env):
 def test_dropped_connection_during_lfs_upload_is_retried(hub_server, hub_env):
     """huggingface_hub retries the LFS PUT (http_backoff, 1 s first wait): the commit succeeds."""
     fault = hub_server.inject_fault("drop", r"^/__lfs__/", times=1, method="PUT")
-    res = _run_json(COMMIT_ONE, hub_env)
+    res = run_in_client(hub_env, hub_clients.commit_one_binary).result
     assert fault.hits == 1
     assert "oid" in res, res
     puts = [e for e in hub_server.log if e["method"] == "PUT"]
@@ -274,7 +171,7 @@ def test_resolve_headers_range_and_errors():
         assert h["Content-Length"] == str(len(text)) and h["ETag"].startswith('"') and "X-Linked-Etag" not in h
 
         st, h, _ = _request(f"{base}/{oid}/m.npz", "HEAD")
-        sha = __import__("hashlib").sha256(blob).hexdigest()
+        sha = hashlib.sha256(blob).hexdigest()
         assert st == 200 and h["ETag"] == h["X-Linked-Etag"] == f'"{sha}"' and h["X-Linked-Size"] == str(len(blob))
 
         st, h, body = _request(f"{base}/main/m.npz", headers={"Range": "bytes=10-19"})

@@ -1,65 +1,51 @@
-"""release.py: config parsing, CLI errors, build + validate without --push, and full
-releases with --push against the loopback Hub (subprocesses, see tests/test_publish.py).
+"""Releases (builder.publish, builder.release_config, the `release` command / release.py): config
+parsing, CLI errors, build + validate without --push, and full releases with --push against the
+loopback Hub (in a fresh process: `helpers.client.run_in_client`).
 
-Most tests use `fake_build` (tests/test_publish.py: the build_benchmark contract, tiny
-folders); `test_end_to_end_real_build` runs the real builder.dataset.build_benchmark.
+Most tests build with `helpers.folders.fake_build` (the build_benchmark contract, tiny folders,
+patched in for `builder.publish.build_benchmark`); `test_end_to_end_real_build` runs the real
+builder through the release.py script.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from hub_server import HubServer
-from test_publish import DATA, TESTS_DIR, fake_build, run_json
+from builder import publish
+from builder.__main__ import main as builder_main
+from builder.__main__ import release_main
+from helpers import hub_clients
+from helpers.builds import ROOT, SHARED
+from helpers.client import run_in_client
+from helpers.folders import DATA, fake_build, fake_config, write_config
+from helpers.hub import HubServer
 
-ROOT = Path(__file__).resolve().parents[1]
 RELEASE_PY = ROOT / "release.py"
-SHARED_DATA = ROOT.parent / "shared" / "data"
 
 
-def write_config(folder: Path, body: str, name: str = "release.toml") -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    p = folder / name
-    p.write_text(textwrap.dedent(body), encoding="utf-8")
-    return p
-
-
-def fake_config(folder: Path, *, seed: int = 0, options: dict | None = None, name: str = "tinyAlpacaEval") -> Path:
-    """A config releasing one registered benchmark; `responses` is a JSON of fake_build options."""
-    (folder / "inputs").mkdir(parents=True, exist_ok=True)
-    (folder / "inputs" / "responses.json").write_text(json.dumps(options or {}))
-    return write_config(folder, f"""\
-        [release]
-        org = "tinyOrg"
-
-        [[benchmark]]
-        name = "{name}"
-        responses = "inputs/responses.json"
-        content = {{ test = "tatsu-lab/alpaca_eval" }}
-        anchors = 5
-        seed = {seed}
-        """)
+@pytest.fixture
+def fake(monkeypatch):
+    """The release builds with fake_build (the build contract, a fraction of a second per folder)."""
+    monkeypatch.setattr(publish, "build_benchmark", fake_build)
 
 
 # --------------------------------------------------------------------------- config
 
 
 def test_load_config_resolves_paths_against_the_config_folder(tmp_path, monkeypatch):
-    from builder.publish import load_config
+    from builder.release_config import load_config
 
     cfg_dir = tmp_path / "cfg"
     (cfg_dir / "data").mkdir(parents=True)
     (cfg_dir / "data" / "r1.parquet").write_bytes(b"x")
     (cfg_dir / "data" / "r2").mkdir()
     (cfg_dir / "data" / "test.parquet").write_bytes(b"x")
-    cfg = write_config(cfg_dir, """\
+    write_config(cfg_dir, """\
         [release]
         org = "tinyBenchmarks"
         private = true
@@ -84,9 +70,11 @@ def test_load_config_resolves_paths_against_the_config_folder(tmp_path, monkeypa
     assert mmlu.responses == (cfg_dir / "data" / "r1.parquet", cfg_dir / "data" / "r2")
     assert mmlu.content == {"test": str(cfg_dir / "data" / "test.parquet"), "dev": "cais/mmlu"}
     assert (mmlu.anchors, mmlu.seed, mmlu.repo_id(c.org)) == (50, 3, "tinyBenchmarks/tinyMMLU")
-    assert mmlu.build_kwargs() == {"responses": [str(cfg_dir / "data" / "r1.parquet"), str(cfg_dir / "data" / "r2")],
-                                   "content": mmlu.content, "anchors": 50, "seed": 3}
-    assert ae.responses == (cfg_dir / "data" / "r1.parquet",) and ae.build_kwargs()["responses"] == str(ae.responses[0])
+    assert mmlu.responses_arg() == [str(cfg_dir / "data" / "r1.parquet"), str(cfg_dir / "data" / "r2")]
+    opts = mmlu.build_options(c.org, "v1.2.0")
+    assert (opts.anchors, opts.seed, opts.version, opts.repo_id, opts.tag) == (50, 3, "1.2.0", "tinyBenchmarks/tinyMMLU",
+                                                                               "v1.2.0")
+    assert ae.responses == (cfg_dir / "data" / "r1.parquet",) and ae.responses_arg() == str(ae.responses[0])
     assert ae.content == {"test": "hub:tatsu-lab/alpaca_eval"} and ae.anchors is None
     assert ae.repo_id(c.org) == "someone/tinyAE"
     assert [b.name for b in c.select(["tinyAlpacaEval"]).benchmarks] == ["tinyAlpacaEval"]
@@ -113,21 +101,19 @@ BAD_CONFIGS = {
 
 
 @pytest.mark.parametrize("case", sorted(BAD_CONFIGS))
-def test_bad_configs_exit_2_with_a_message(case, tmp_path, capsys):
-    from builder.publish import main
-
+def test_bad_configs_exit_2_with_a_message(case, tmp_path, capsys, fake):
     body, message = BAD_CONFIGS[case]
     (tmp_path / "r.parquet").write_bytes(b"x")
     cfg = tmp_path / "release.toml"
     cfg.write_text(body)
-    assert main(["--config", str(cfg), "--version", "1.0.0", "--out", str(tmp_path / "out")], build=fake_build) == 2
+    assert release_main(["--config", str(cfg), "--version", "1.0.0", "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err, err
     assert not (tmp_path / "out").exists()
 
 
-def test_cli_errors_have_no_traceback(tmp_path):
-    """The real script: --help, a bad version, a missing config, an unknown --only."""
+def test_release_script_help_and_errors_without_traceback(tmp_path):
+    """The real script, in a fresh process: --help, and a bad version (exit 2, one line, no traceback)."""
     cfg = fake_config(tmp_path)
 
     def run(*args):
@@ -136,44 +122,79 @@ def test_cli_errors_have_no_traceback(tmp_path):
 
     h = run("--help")
     assert h.returncode == 0 and "--push" in h.stdout and "HF_ENDPOINT" in h.stdout and "docs/RELEASE.md" in h.stdout
-    for args, message in [
-        (["--config", str(cfg), "--version", "1.0"], "invalid version '1.0'"),
-        (["--config", str(cfg), "--version", "v1.0.0-rc1"], "invalid version"),
-        (["--config", str(tmp_path / "nope.toml"), "--version", "1.0.0"], "not found"),
-        (["--config", str(cfg), "--version", "1.0.0", "--only", "tinyMMLU"], "--only tinyMMLU: not in"),
-    ]:
-        p = run(*args)
-        assert p.returncode == 2, (args, p.stderr)
-        assert message in p.stderr and "Traceback" not in p.stderr, p.stderr
-    p = run("--version", "1.0.0")
-    assert p.returncode == 2 and "--config" in p.stderr  # argparse usage error
+    assert h.stdout.startswith("usage: release.py ")
+    p = run("--config", str(cfg), "--version", "1.0")
+    assert p.returncode == 2 and "invalid version '1.0'" in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--version", "v1.0.0-rc1"], "invalid version"),
+    (["--config", "nope.toml", "--version", "1.0.0"], "not found"),
+    (["--version", "1.0.0", "--only", "tinyMMLU"], "--only tinyMMLU: not in"),
+])
+def test_cli_errors_exit_2_with_one_line(args, message, tmp_path, capsys, monkeypatch):
+    cfg = fake_config(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    argv = args if "--config" in args else ["--config", str(cfg), *args]
+    assert release_main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err and len(err.strip().splitlines()) == 1, err
+    with pytest.raises(SystemExit) as exc:  # argparse usage error
+        release_main(["--version", "1.0.0"])
+    assert exc.value.code == 2 and "--config" in capsys.readouterr().err
+
+
+def test_release_subcommand_is_release_py(capsys):
+    """`tinybench release` / `python -m builder release` and release.py are one command."""
+    with pytest.raises(SystemExit):
+        builder_main(["release", "--help"])
+    sub = capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        release_main(["--help"])
+    script = capsys.readouterr().out
+    body = lambda text: text[text.index("\n\n"):]  # noqa: E731 - after the usage lines
+    assert body(sub) == body(script) and "--push" in sub
+
+
+def test_versions_and_previous_tag_selection():
+    from builder.release_config import ConfigError, latest_release_below, parse_version, version_tag
+
+    assert parse_version("1.2.3") == (1, 2, 3) and parse_version("v0.10.0") == (0, 10, 0)
+    assert version_tag("1.0.0") == "v1.0.0"
+    for bad in ("1.0", "1.0.0.0", "01.0.0", "1.0.0-rc1", "latest", "", "1.x.0"):
+        with pytest.raises(ConfigError, match="invalid version"):
+            parse_version(bad)
+    tags = ["v1.0.0", "v1.2.0", "v1.10.0", "v2.0.0", "nightly", "v1.1.0-rc1", "1.5.0"]
+    assert latest_release_below(tags, "1.10.0") == "v1.2.0"
+    assert latest_release_below(tags, "1.11.0") == "v1.10.0"
+    assert latest_release_below(tags, "3.0.0") == "v2.0.0"
+    assert latest_release_below(tags, "1.0.0") is None
+    assert latest_release_below([], "1.0.0") is None
 
 
 def test_repository_configs_cover_the_registry():
     """release.toml lists every registered tiny benchmark (when you register one, add its sources)."""
     from builder.benchmarks import REGISTRY
-    from builder.publish import load_config
+    from builder.release_config import load_config
 
     full = load_config(ROOT / "release.toml", check_paths=False)
     assert full.org == "tinyBenchmarks"
     assert sorted(b.name for b in full.benchmarks) == sorted(REGISTRY), "release.toml must list every registered benchmark"
-    local = load_config(ROOT / "release-local.toml", check_paths=SHARED_DATA.is_dir())
+    local = load_config(ROOT / "release-local.toml", check_paths=SHARED.is_dir())
     assert [b.name for b in local.benchmarks] == ["tinyAlpacaEval"]
-    if SHARED_DATA.is_dir():
-        assert local.benchmarks[0].responses == (SHARED_DATA / "responses" / "alpaca_eval_2.parquet",)
+    if SHARED.is_dir():
+        assert local.benchmarks[0].responses == (SHARED / "responses" / "alpaca_eval_2.parquet",)
 
 
 # --------------------------------------------------------------------------- without --push
 
 
-def test_build_and_validate_without_push(tmp_path, capsys, monkeypatch):
-    from builder.publish import main
-
+def test_build_and_validate_without_push(tmp_path, capsys, monkeypatch, fake):
     monkeypatch.delenv("HF_TOKEN", raising=False)
     cfg = fake_config(tmp_path / "cfg", options={"extra": {"notes/readme.txt": "hello\n"}})
     out = tmp_path / "out"
     args = ["--config", str(cfg), "--version", "1.0.0", "--out", str(out), "--no-previous", "--quiet"]
-    assert main(args, build=fake_build) == 0
+    assert release_main(args) == 0
     captured = capsys.readouterr()
     assert "not published" in captured.out and "tinyOrg/tinyAlpacaEval" in captured.out
     folder = out / "tinyAlpacaEval"
@@ -185,44 +206,52 @@ def test_build_and_validate_without_push(tmp_path, capsys, monkeypatch):
     b = summary["benchmarks"]["tinyAlpacaEval"]
     assert b["validation"]["configs"] == {"default": {"test": 5}} and b["validation"]["anchors"] == 5
     assert "published" not in b
-    # a second run replaces the earlier build
+    # a second run replaces the earlier build (atomically: the build swaps its new folder in)
     (folder / "stale.txt").write_text("left over")
-    assert main(args, build=fake_build) == 0
+    assert release_main(args) == 0
     assert not (folder / "stale.txt").exists()
+    assert not [p.name for p in out.iterdir() if p.name.startswith(".")]  # no temporary folder left
 
 
-def test_build_failure_and_foreign_out_folder(tmp_path, capsys):
-    from builder.publish import main
-
+def test_build_failure_and_foreign_out_folder(tmp_path, capsys, fake):
     cfg = fake_config(tmp_path / "cfg", options={"fail": "no scores for task 'x'"})
     out = tmp_path / "out"
-    assert main(["--config", str(cfg), "--version", "1.0.0", "--out", str(out), "--no-previous", "--quiet"],
-                build=fake_build) == 1
+    assert release_main(["--config", str(cfg), "--version", "1.0.0", "--out", str(out), "--no-previous", "--quiet"]) == 1
     err = capsys.readouterr().err
     assert "error: building tinyAlpacaEval failed: ValueError: no scores for task 'x'" in err and "Traceback" not in err
 
     cfg = fake_config(tmp_path / "cfg2")
     (out / "tinyAlpacaEval").mkdir(parents=True, exist_ok=True)
     (out / "tinyAlpacaEval" / "precious.txt").write_text("not a build")
-    assert main(["--config", str(cfg), "--version", "1.0.0", "--out", str(out), "--no-previous", "--quiet"],
-                build=fake_build) == 1
+    assert release_main(["--config", str(cfg), "--version", "1.0.0", "--out", str(out), "--no-previous", "--quiet"]) == 1
     assert "is not a tiny-benchmark build folder" in capsys.readouterr().err
     assert (out / "tinyAlpacaEval" / "precious.txt").exists()
 
 
+def test_an_interrupted_build_keeps_the_previous_one(tmp_path, monkeypatch, fake):
+    """A build that fails midway leaves the earlier build in place (the release deletes nothing itself)."""
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    cfg = fake_config(tmp_path / "cfg")
+    out = tmp_path / "out"
+    args = ["--config", str(cfg), "--version", "1.0.0", "--out", str(out), "--no-previous", "--quiet"]
+    assert release_main(args) == 0
+    before = {p.relative_to(out).as_posix(): p.read_bytes() for p in (out / "tinyAlpacaEval").rglob("*") if p.is_file()}
+
+    def dies_while_writing(*a, **kw):
+        from builder import layout
+
+        with layout.staging(kw["out"]) as tmp:
+            (tmp / "half.txt").write_text("half written")
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(publish, "build_benchmark", dies_while_writing)
+    assert release_main(args) == 130
+    after = {p.relative_to(out).as_posix(): p.read_bytes() for p in (out / "tinyAlpacaEval").rglob("*") if p.is_file()}
+    assert after == before
+    assert not [p.name for p in out.iterdir() if p.name.startswith(".")]
+
+
 # --------------------------------------------------------------------------- with --push
-
-
-RELEASE_RUNS = """
-import json, sys
-from builder.publish import main
-from test_publish import fake_build
-codes = []
-for argv in {runs!r}:
-    print("=== release.py " + " ".join(argv), flush=True)
-    codes.append(main(argv, build=fake_build))
-print(json.dumps({{"codes": codes}}))
-"""
 
 
 def _all_text(folder: Path) -> bytes:
@@ -243,11 +272,8 @@ def test_push_releases_previous_changelog_idempotence_and_no_token_leak(tmp_path
     ]
     with HubServer(token=token) as hub:
         env = hub.client_env(tmp_path / "hf_home", token=token)
-        code = f"import sys; sys.path.insert(0, {str(TESTS_DIR)!r})\n" + RELEASE_RUNS.format(runs=runs)
-        proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
-                              cwd=tmp_path)
-        assert proc.returncode == 0, proc.stderr[-4000:]
-        codes = json.loads(proc.stdout.strip().splitlines()[-1])["codes"]
+        proc = run_in_client(env, hub_clients.release_cli, runs, cwd=tmp_path)
+        codes = proc.result["codes"]
         assert codes == [0, 0, 0, 1], proc.stdout + proc.stderr[-3000:]
         repo_id = "tinyOrg/tinyAlpacaEval"
         refs = hub.refs(repo_id)
@@ -277,45 +303,23 @@ def test_push_releases_previous_changelog_idempotence_and_no_token_leak(tmp_path
     assert token.encode() not in (out_leak / "release.json").read_bytes() if (out_leak / "release.json").exists() else True
 
 
-def test_push_needs_a_token(tmp_path):
+def test_push_needs_a_token(tmp_path, monkeypatch, capsys, fake):
+    import huggingface_hub.constants
+
+    for name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_OIDC_RESOURCE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_TOKEN_PATH", str(tmp_path / "no-saved-token"))
     cfg = fake_config(tmp_path / "cfg")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGING"))}
-    env.update(HF_HOME=str(tmp_path / "hf_home"), HF_ENDPOINT="http://127.0.0.1:9")
-    p = subprocess.run([sys.executable, str(RELEASE_PY), "--config", str(cfg), "--version", "1.0.0", "--push"],
-                       env=env, capture_output=True, text=True, timeout=60, cwd=tmp_path)
-    assert p.returncode == 2 and "--push needs a Hub token" in p.stderr and "Traceback" not in p.stderr
+    assert release_main(["--config", str(cfg), "--version", "1.0.0", "--push", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "--push needs a Hub token" in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()  # refused before building anything
 
 
 # --------------------------------------------------------------------------- the real builder
 
 
-def _real_builder_available() -> bool:
-    try:
-        import builder.cards  # noqa: F401
-        import builder.dataset  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-E2E_AFTER = """
-import json, sys
-from builder.publish import main
-res = {{"codes": [main(["--config", {cfg1!r}, "--version", "1.0.0", "--push", "--quiet", "--out", {out1b!r}]),
-                  main(["--config", {cfg2!r}, "--version", "1.1.0", "--push", "--quiet", "--out", {out2!r}])]}}
-from datasets import load_dataset
-from builder.estimator import TinyEstimator
-for tag in ("v1.0.0", "v1.1.0"):
-    est = TinyEstimator.from_hub({repo!r}, revision=tag)
-    rows = load_dataset({repo!r}, revision=tag)["test"]
-    res[tag] = {{"instructions": list(rows["instruction"]), "anchors": est.anchor_ids,
-                "gpirt": est.estimate([1.0] * len(est.anchor_ids))["gpirt"]}}
-print(json.dumps(res))
-"""
-
-
 @pytest.mark.slow
-@pytest.mark.skipif(not _real_builder_available(), reason="builder.dataset / builder.cards not available yet")
 def test_end_to_end_real_build(tmp_path):
     """release.py with the real build_benchmark on a small simulated benchmark: publish v1.0.0,
     re-run it (deterministic build: no new commit), v1.1.0 with another seed (changelog
@@ -353,8 +357,9 @@ def test_end_to_end_real_build(tmp_path):
         assert first.returncode == 0, first.stderr[-4000:]
         assert "committed" in first.stdout
         v1 = hub.refs(repo)["tags"]["v1.0.0"]
-        res = run_json(E2E_AFTER.format(cfg1=str(cfgs[0]), cfg2=str(cfgs[1]), out1b=str(tmp_path / "out1b"),
-                                        out2=str(tmp_path / "out2"), repo=repo), env, timeout=300)
+        runs = [["--config", str(cfgs[0]), "--version", "1.0.0", "--push", "--quiet", "--out", str(tmp_path / "out1b")],
+                ["--config", str(cfgs[1]), "--version", "1.1.0", "--push", "--quiet", "--out", str(tmp_path / "out2")]]
+        res = run_in_client(env, hub_clients.release_then_consume, runs, repo, ["v1.0.0", "v1.1.0"]).result
         assert res["codes"] == [0, 0]
         refs = hub.refs(repo)
         assert refs["tags"]["v1.0.0"] == v1 and len(hub.history(repo)) == 3  # the re-run made no commit

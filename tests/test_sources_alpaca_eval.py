@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from builder.sources import SourceError, alpaca_eval
-from fixtures_sources import alpaca_annotations, write_alpaca
+from helpers.sources import alpaca_annotations, write_alpaca
 
 INSTR = ["Name three uses for a paperclip.", "Write a haiku about rain.", "What is 2+2?", "Explain tides."]
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from builder.sources import SourceError, helm
-from fixtures_sources import helm_stat, write_helm_run
+from helpers.sources import helm_stat, write_helm_run
 
 PERT = {"name": "robustness", "robustness": True, "fairness": False, "computed_on": "perturbed"}
 

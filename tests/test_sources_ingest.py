@@ -12,7 +12,7 @@ import pytest
 from builder.ingest import add_ingest_arguments, detect_source, ingest, run_ingest
 from builder.matrix import ResponseMatrix
 from builder.sources import SourceError
-from fixtures_sources import (alpaca_annotations, helm_stat, lm_record, lm_results, write_alpaca, write_helm_run,
+from helpers.sources import (alpaca_annotations, helm_stat, lm_record, lm_results, write_alpaca, write_helm_run,
                               write_legacy_pickle, write_lm_eval_legacy, write_lm_eval_run, write_v1_details)
 
 TS = "2024-07-08T08-27-46.579882"

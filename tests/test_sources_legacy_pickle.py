@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from builder.sources import SourceError, legacy_pickle
-from fixtures_sources import write_legacy_pickle, write_malicious_pickle
+from helpers.sources import write_legacy_pickle, write_malicious_pickle
 
 
 @pytest.mark.parametrize("protocol", [2, 4, 5])

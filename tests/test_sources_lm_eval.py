@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from builder.sources import SourceError, lm_eval
-from fixtures_sources import lm_record, lm_results, write_jsonl, write_lm_eval_legacy, write_lm_eval_run
+from helpers.sources import lm_record, lm_results, write_jsonl, write_lm_eval_legacy, write_lm_eval_run
 
 TS1 = "2024-07-08T08-27-46.579882"
 TS2 = "2024-07-09T10-00-00.000001"

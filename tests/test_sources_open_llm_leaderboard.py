@@ -9,7 +9,7 @@ import pytest
 
 from builder.sources import SourceError
 from builder.sources import open_llm_leaderboard as oll
-from fixtures_sources import write_v1_details, write_v1_results
+from helpers.sources import write_v1_details, write_v1_results
 
 TS = "2023-09-18T03-05-58.053951"
 TS_OLD = "2023-07-19T15:58:12.174583"  # early runs kept the colons

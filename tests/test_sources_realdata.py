@@ -8,7 +8,7 @@ import pytest
 
 from builder.ingest import detect_source, ingest
 from builder.sources import alpaca_eval, legacy_pickle, lm_eval
-from fixtures_sources import SHARED_DATA
+from helpers.sources import SHARED_DATA
 
 pytestmark = pytest.mark.realdata
 

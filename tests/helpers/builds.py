@@ -1,6 +1,6 @@
-"""Shared fixtures of the build tests (imported by test_build*.py, test_dataset.py, test_cards.py,
-test_harness_logs.py): small hand-made content in each registered benchmark's schema, simulated
-responses over it, and a cache of built folders so each benchmark is built once per session."""
+"""Build fixtures (test_build.py, test_dataset.py, test_cards.py, test_harness_logs.py...): small
+hand-made content in each registered benchmark's schema, simulated responses over it, fast fit
+settings, and a cache of built folders so each benchmark is built once per session."""
 
 from __future__ import annotations
 
@@ -11,12 +11,15 @@ import numpy as np
 import pandas as pd
 
 from builder.benchmarks import REGISTRY, ConfigSpec
+from builder.config import BuildOptions, FitOptions
+from builder.layout import read_manifest
 from builder.matrix import ResponseMatrix
 from builder.simulate import simulate_responses
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+ROOT = Path(__file__).resolve().parents[2]  # the repository
+SHARED = ROOT.parent / "shared" / "data"  # real data, next to the repository (never copied into it)
 #: fast fit settings for tests (the procedure is the same, with fewer seeds and a fixed dimension)
-FAST = {"n_dims": 1, "n_seeds": 2, "n_folds": 2}
+FAST = FitOptions(n_dims=1, n_seeds=2, n_folds=2)
 SUBJECTS = ("astronomy", "college_biology", "marketing")
 N_MODELS = 40
 
@@ -107,6 +110,11 @@ def write_fixture(name: str, folder: Path, n_items: int = 90, n_full: int = 30, 
     return str(responses), content
 
 
+def fast(**kwargs) -> BuildOptions:
+    """Build options with the fast fit settings (``fast(anchors=10, seed=3)``)."""
+    return BuildOptions(fit=FAST, **kwargs)
+
+
 def anchors_for(name: str) -> int:
     return 3 if len(REGISTRY[name].configs) > 1 else 10
 
@@ -115,20 +123,20 @@ _CACHE: dict[tuple, Path] = {}
 
 
 def built(tmp_root: Path, name: str, seed: int = 0, **kwargs) -> Path:
-    """Build ``name`` from fixtures once per session (per seed and options)."""
+    """Build ``name`` from fixtures once per session (per seed and options: ``BuildOptions`` fields)."""
     from builder.dataset import build_benchmark
 
     key = (name, seed, json.dumps(kwargs, sort_keys=True, default=str))
     if key not in _CACHE:
         d = tmp_root / f"{name}-{seed}-{len(_CACHE)}"
         responses, content = write_fixture(name, d / "inputs")
-        _CACHE[key] = build_benchmark(name, responses, content, anchors=anchors_for(name), seed=seed,
-                                      out=d / "out", fit_options=FAST, **kwargs)
+        _CACHE[key] = build_benchmark(name, responses, content, fast(anchors=anchors_for(name), seed=seed, **kwargs),
+                                      out=d / "out")
     return _CACHE[key]
 
 
 def read_split(folder: Path, config: str, split: str) -> pd.DataFrame:
-    man = json.loads((folder / "manifest.json").read_text())
+    man = read_manifest(folder)
     return pd.read_parquet(folder / man["configs"][config]["splits"][split]["path"])
 
 

@@ -1,7 +1,7 @@
 """Hand-made fixtures in the exact on-disk formats of docs SOURCE_FORMATS.md (for the reader tests).
 
 Every writer takes a target folder (a pytest ``tmp_path``) and writes small files; values
-are invented. Kept separate from conftest.py so the other test suites are not affected.
+are invented.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"  # next to the repository
 
 
 # --------------------------------------------------------------------------- lm-eval

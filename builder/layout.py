@@ -1,0 +1,392 @@
+"""The tiny-dataset folder format: its one owner.
+
+A folder written by ``builder build`` (a Hub dataset repository)::
+
+    README.md                                  dataset card (builder.cards)
+    <config>/<split>-00000-of-00001.parquet    one file per config and split (:func:`data_path`)
+    [<estimator path>/]estimator.json          estimator side files (TinyEstimator.save),
+    [<estimator path>/]irt_parameters.npz      at the root or one per config
+    [<estimator path>/]validation.json         the out-of-fold validation report
+    estimator.py                               the standalone estimator, copied as-is
+    validation.png                             the validation plot (optional matplotlib)
+    manifest.json                              versions, inputs, parameters, sha256 + size of every other file
+
+This module knows the names, writes and reads the manifest (written once, last, with the
+hashes of every other file), verifies a folder against it, lists a folder's files (hidden files,
+a name starting with ``.``, are never listed, hashed or published), hashes files and inputs,
+writes JSON and parquet with the fixed settings that make builds byte-identical, and replaces a
+folder atomically, but only a folder it can prove it wrote: empty, or holding a manifest of
+this format (``"format": "tinybenchmarks-dataset"``).
+
+``builder fit`` writes a smaller folder (side files, ``estimator.py``, ``validation.json`` and
+``validation.md``; no manifest): :func:`write_fit_folder`.
+
+``estimator.py`` keeps its own minimal reader of the manifest and side files (it is shipped
+alone); a test keeps the two in agreement.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shutil
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+import numpy as np
+
+from . import estimator as _estimator
+from .config import BuildError
+
+DATASET_FORMAT = "tinybenchmarks-dataset"
+MANIFEST_SCHEMA_VERSION = 1
+MANIFEST_NAME = "manifest.json"
+CARD_NAME = "README.md"
+VALIDATION_NAME = "validation.json"
+VALIDATION_MD_NAME = "validation.md"
+PLOT_NAME = "validation.png"
+ESTIMATOR_CODE = "estimator.py"
+ESTIMATOR_JSON = "estimator.json"
+ESTIMATOR_NPZ = "irt_parameters.npz"
+#: the estimator's side files (TinyEstimator.save writes them; from_hub checks them)
+ESTIMATOR_FILES = (ESTIMATOR_JSON, ESTIMATOR_NPZ)
+
+__all__ = [
+    "DATASET_FORMAT", "MANIFEST_SCHEMA_VERSION", "MANIFEST_NAME", "CARD_NAME", "VALIDATION_NAME", "PLOT_NAME",
+    "ESTIMATOR_CODE", "ESTIMATOR_JSON", "ESTIMATOR_NPZ", "ESTIMATOR_FILES",
+    "data_path", "estimator_folder", "file_sha256", "FileDigest", "file_digest", "input_record", "matrix_record",
+    "is_hidden",
+    "listed_files", "to_jsonable", "write_json", "write_parquet", "copy_estimator_code", "atomic_write_text",
+    "write_manifest", "read_manifest", "verify_manifest", "refresh_manifest", "is_dataset_folder",
+    "config_anchor_ids", "load_estimators", "tiny_split_frame", "check_replaceable", "replace_folder", "staging",
+    "write_fit_folder",
+]
+
+
+# ============================================================================ names
+def data_path(config: str, split: str) -> str:
+    """Repository path of a config's split: ``<config>/<split>-00000-of-00001.parquet``."""
+    return f"{config}/{split}-00000-of-00001.parquet"
+
+
+def estimator_folder(folder: str | os.PathLike, path: str) -> Path:
+    """The folder of an estimator: ``path`` is relative to ``folder`` (``""`` = the root)."""
+    return Path(folder) / path if path else Path(folder)
+
+
+# ============================================================================ hashing
+def file_sha256(path: str | os.PathLike) -> str:
+    return file_digest(path).sha256
+
+
+@dataclass(frozen=True)
+class FileDigest:
+    """Size, sha256 and git blob id (sha1 of ``blob <size>\\0<data>``) of a file, from one read."""
+
+    size: int
+    sha256: str
+    git_oid: str
+
+
+def file_digest(path: str | os.PathLike) -> FileDigest:
+    size = os.stat(path).st_size
+    sha256 = hashlib.sha256()
+    sha1 = hashlib.sha1(b"blob %d\0" % size)
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            sha256.update(chunk)
+            sha1.update(chunk)
+    return FileDigest(size, sha256.hexdigest(), sha1.hexdigest())
+
+
+def input_record(path: str | os.PathLike) -> dict:
+    """How the manifest names an input: base name (never the path), kind, size or file count, sha256.
+
+    A folder's sha256 is taken over its files' relative paths and hashes (all files, hidden included).
+    """
+    path = Path(path)
+    if path.is_file():
+        return {"name": path.name, "kind": "file", "size": path.stat().st_size, "sha256": file_sha256(path)}
+    if path.is_dir():
+        h = hashlib.sha256()
+        n = 0
+        for f in sorted(p for p in path.rglob("*") if p.is_file()):
+            h.update(f"{f.relative_to(path).as_posix()}\0{file_sha256(f)}\n".encode())
+            n += 1
+        return {"name": path.name, "kind": "folder", "files": n, "sha256": h.hexdigest()}
+    raise FileNotFoundError(f"no such file or folder: {path}")
+
+
+def matrix_record(m) -> dict:
+    """How the manifest names an in-memory :class:`~builder.matrix.ResponseMatrix`: its shape and a
+    sha256 of its model and item ids and its scores (little-endian float64)."""
+    h = hashlib.sha256()
+    h.update(json.dumps([m.models, m.items]).encode())
+    h.update(np.ascontiguousarray(m.scores, dtype="<f8").tobytes())
+    return {"name": "<ResponseMatrix>", "kind": "matrix", "models": m.shape[0], "items": m.shape[1],
+            "sha256": h.hexdigest()}
+
+
+# ============================================================================ listing
+def is_hidden(rel: str) -> bool:
+    """A path with a part starting with ``.``: never listed, hashed or published."""
+    return any(part.startswith(".") for part in rel.split("/"))
+
+
+def listed_files(folder: str | os.PathLike, *, with_manifest: bool = False) -> list[str]:
+    """The folder's files (relative POSIX paths, sorted), hidden ones skipped; the manifest
+    itself only with ``with_manifest``."""
+    folder = Path(folder)
+    out = []
+    for p in sorted(folder.rglob("*")):
+        rel = p.relative_to(folder).as_posix()
+        if p.is_file() and not is_hidden(rel) and (with_manifest or rel != MANIFEST_NAME):
+            out.append(rel)
+    return out
+
+
+# ============================================================================ writing files
+def to_jsonable(obj: Any) -> Any:
+    """Plain JSON values: numpy scalars and arrays, tuples -> lists; NaN and infinities -> None.
+
+    What a JSON round trip of a written file gives back, so in-memory values render like read ones.
+    """
+    if isinstance(obj, dict) or isinstance(obj, Mapping):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return to_jsonable(obj.tolist())
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        x = float(obj)
+        return x if math.isfinite(x) else None
+    if isinstance(obj, (np.bool_,)):
+        return bool(obj)
+    return obj
+
+
+def write_json(path: str | os.PathLike, obj: Any) -> None:
+    """JSON as every file of the folder is written: indent 1, UTF-8, keys in insertion order, newline."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(to_jsonable(obj), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def write_parquet(table, path: str | os.PathLike) -> None:
+    """A data file with fixed writer settings (same table, same bytes)."""
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, path, compression="snappy", use_dictionary=True, write_statistics=True,
+                   row_group_size=max(1, min(table.num_rows, 10_000)), data_page_version="1.0")
+
+
+def copy_estimator_code(folder: str | os.PathLike) -> Path:
+    """The package's standalone ``estimator.py``, copied as-is into ``folder``."""
+    dest = Path(folder) / ESTIMATOR_CODE
+    shutil.copyfile(Path(_estimator.__file__), dest)
+    return dest
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+    """Write ``path`` through a temporary sibling and a rename: readers see the old or the new file."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return path
+
+
+# ============================================================================ manifest
+def _files_table(folder: Path) -> dict[str, dict]:
+    out = {}
+    for rel in listed_files(folder):
+        d = file_digest(folder / rel)
+        out[rel] = {"sha256": d.sha256, "size": d.size}
+    return out
+
+
+def write_manifest(folder: str | os.PathLike, fields: Mapping[str, Any]) -> dict:
+    """Write ``manifest.json``: ``fields`` (format, versions, configs, inputs, parameters...) and
+    ``files``, the sha256 and size of every other file now in ``folder``. Written last, once."""
+    folder = Path(folder)
+    manifest = {**fields, "files": _files_table(folder)}
+    write_json(folder / MANIFEST_NAME, manifest)
+    return manifest
+
+
+def read_manifest(folder: str | os.PathLike) -> dict:
+    """The manifest of a tiny dataset folder (FileNotFoundError / ValueError when it is not one)."""
+    p = Path(folder) / MANIFEST_NAME
+    if not p.is_file():
+        raise FileNotFoundError(f"{p} not found: is {folder} a tiny dataset folder (built by `builder build`)?")
+    try:
+        manifest = json.loads(p.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{p}: not valid JSON ({exc})") from exc
+    fmt = manifest.get("format") if isinstance(manifest, dict) else None
+    if fmt != DATASET_FORMAT:
+        raise ValueError(f"{p}: not a tiny dataset manifest (format={fmt!r})")
+    return manifest
+
+
+def is_dataset_folder(folder: str | os.PathLike) -> bool:
+    """Whether ``folder`` holds a manifest of this format (a folder this project wrote)."""
+    try:
+        read_manifest(folder)
+        return True
+    except (ValueError, FileNotFoundError):
+        return False
+
+
+def verify_manifest(folder: str | os.PathLike) -> list[str]:
+    """Problems with a folder against its manifest (empty list = every file matches).
+
+    Every listed file must exist with the listed sha256 (and size), and every other file of the
+    folder (hidden ones excepted) must be listed.
+    """
+    folder = Path(folder)
+    manifest = read_manifest(folder)
+    listed = manifest.get("files")
+    if not isinstance(listed, dict) or not listed:
+        return [f'{MANIFEST_NAME} has no "files" table']
+    problems = []
+    for rel, meta in listed.items():
+        p = folder / rel
+        if not p.is_file():
+            problems.append(f"{rel} is in the manifest but not in the folder")
+            continue
+        d = file_digest(p)
+        want = meta.get("sha256") if isinstance(meta, dict) else None
+        if want != d.sha256:
+            problems.append(f"{rel} does not match the manifest sha256 (file {d.sha256[:12]}..., "
+                            f"manifest {str(want)[:12]}...)")
+        elif "size" in meta and int(meta["size"]) != d.size:
+            problems.append(f"{rel} is {d.size} bytes, the manifest says {meta['size']}")
+    unlisted = [rel for rel in listed_files(folder) if rel not in listed]
+    if unlisted:
+        problems.append(f"file(s) not in the manifest: {', '.join(unlisted[:5])}"
+                        + (f" and {len(unlisted) - 5} more" if len(unlisted) > 5 else ""))
+    return problems
+
+
+def refresh_manifest(folder: str | os.PathLike) -> dict:
+    """Recompute the ``files`` table of a finished folder whose files were rewritten (a card re-rendered)."""
+    fields = {k: v for k, v in read_manifest(folder).items() if k != "files"}
+    return write_manifest(folder, fields)
+
+
+# ============================================================================ reading a folder
+def config_anchor_ids(est: "_estimator.TinyEstimator", scenario: str) -> list[str]:
+    """The anchors of ``scenario`` in ``anchor_ids`` order: the rows of that config's tiny split."""
+    return [a for a, p in zip(est.anchor_ids, est.anchor_positions)
+            if est.scenarios[est.scenario_index[p]] == scenario]
+
+
+def load_estimators(folder: str | os.PathLike) -> dict[str, "_estimator.TinyEstimator"]:
+    """Config name -> its estimator (a bundle's configs share one)."""
+    manifest = read_manifest(folder)
+    cache: dict[str, _estimator.TinyEstimator] = {}
+    out = {}
+    for name, c in manifest["configs"].items():
+        p = c.get("estimator", "")
+        if p not in cache:
+            cache[p] = _estimator.TinyEstimator.load(estimator_folder(folder, p))
+        out[name] = cache[p]
+    return out
+
+
+def tiny_split_frame(folder: str | os.PathLike, config: str | None = None):
+    """The tiny split of ``config`` (default: the first config) as a DataFrame, in row order."""
+    import pyarrow.parquet as pq
+
+    configs = read_manifest(folder)["configs"]
+    name = config or next(iter(configs))
+    if name not in configs:
+        raise ValueError(f"no config {name!r}; configs: {', '.join(configs)}")
+    c = configs[name]
+    return pq.read_table(Path(folder) / c["splits"][c["tiny_split"]]["path"]).to_pandas()
+
+
+# ============================================================================ replacing a folder
+def check_replaceable(out: str | os.PathLike) -> None:
+    """Refuse (:class:`BuildError`) to replace ``out`` unless it is absent, empty or a folder we wrote."""
+    out = Path(out)
+    if not out.exists():
+        return
+    if not out.is_dir():
+        raise NotADirectoryError(f"{out} exists and is not a folder")
+    if any(out.iterdir()) and not is_dataset_folder(out):
+        raise BuildError(f"{out} exists and is not a tiny-benchmark build folder (no {MANIFEST_NAME} of ours); "
+                         "refusing to overwrite it")
+
+
+def replace_folder(new: str | os.PathLike, out: str | os.PathLike) -> Path:
+    """Move the finished folder ``new`` to ``out`` (same parent folder).
+
+    An existing ``out`` (checked again: empty or ours) is renamed aside, ``new`` renamed into
+    place, and the old one removed; if the second rename fails the old folder is put back.
+    Readers see the old folder or the new one, never a mix.
+    """
+    new, out = Path(new), Path(out)
+    if not out.exists():
+        os.replace(new, out)
+        return out
+    check_replaceable(out)
+    old = out.parent / f".{out.name}.old-{os.getpid()}"
+    if old.exists():
+        shutil.rmtree(old)
+    os.replace(out, old)
+    try:
+        os.replace(new, out)
+    except BaseException:
+        os.replace(old, out)
+        raise
+    shutil.rmtree(old)
+    return out
+
+
+@contextmanager
+def staging(out: str | os.PathLike) -> Iterator[Path]:
+    """A temporary sibling folder of ``out`` to write into; on success it replaces ``out``.
+
+    ``out`` is checked first (absent, empty or ours); on an error nothing changes and the
+    temporary folder is removed.
+    """
+    out = Path(out)
+    check_replaceable(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / f".{out.name}.building-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir()
+    try:
+        yield tmp
+        replace_folder(tmp, out)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+
+
+# ============================================================================ `builder fit` folders
+def write_fit_folder(out: str | os.PathLike, est: "_estimator.TinyEstimator", report: dict,
+                     report_md: str) -> Path:
+    """The folder of ``builder fit``: side files, ``estimator.py``, ``validation.json`` and ``.md``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    est.save(out)
+    copy_estimator_code(out)
+    (out / VALIDATION_NAME).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    (out / VALIDATION_MD_NAME).write_text(report_md, encoding="utf-8")
+    return out

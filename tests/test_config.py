@@ -1,0 +1,84 @@
+"""builder.config: FitOptions mirrors fit_estimator's settings (names and defaults) and reaches it
+unchanged; BuildOptions checks its values; both are frozen."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+
+import pytest
+
+from builder import dataset
+from builder.config import BuildError, BuildOptions, FitOptions
+from builder.fitting import fit_estimator
+from builder.layout import read_manifest
+from helpers.builds import write_fixture
+
+#: fit_estimator parameters a build sets per estimator, not settings
+PER_CALL = {"matrix", "n_anchors", "seed", "progress", "metadata"}
+
+
+def test_fit_options_mirror_fit_estimator():
+    """When fit_estimator gains, loses or changes the default of a setting, FitOptions must follow."""
+    settings = {n: p.default for n, p in inspect.signature(fit_estimator).parameters.items() if n not in PER_CALL}
+    assert set(FitOptions.names()) == set(settings)
+    assert {n: getattr(FitOptions(), n) for n in settings} == settings
+    assert set(FitOptions.RECORDED) <= set(settings)
+
+
+def test_fit_options_reach_fit_estimator_and_the_manifest(tmp_path, monkeypatch):
+    calls = []
+
+    def recording_fit(matrix, n_anchors=100, seed=0, n_dims=None, n_seeds=10, n_folds=None, validation_fraction=0.2,
+                      binarize=False, irt_params=None, embedding="irt", blend_mode="lambda", progress=True,
+                      metadata=None):
+        """fit_estimator with its real signature, recording how the build calls it."""
+        calls.append(dict(n_anchors=n_anchors, seed=seed, n_dims=n_dims, n_seeds=n_seeds, n_folds=n_folds,
+                          validation_fraction=validation_fraction, binarize=binarize, irt_params=irt_params,
+                          embedding=embedding, blend_mode=blend_mode, progress=progress))
+        return fit_estimator(matrix, n_anchors, seed, n_dims, n_seeds, n_folds, validation_fraction, binarize,
+                             irt_params, embedding, blend_mode, progress, metadata)
+
+    monkeypatch.setattr(dataset, "fit_estimator", recording_fit)
+    responses, content = write_fixture("tinyGSM8k", tmp_path / "in")
+    fit = FitOptions(n_dims=1, n_seeds=2, n_folds=2, irt_params={"max_iter": 200}, blend_mode="auto")
+    out = dataset.build_benchmark("tinyGSM8k", responses, content, BuildOptions(anchors=6, seed=4, fit=fit),
+                                  out=tmp_path / "out")
+    assert calls == [dict(n_anchors=6, seed=4, n_dims=1, n_seeds=2, n_folds=2, validation_fraction=0.2,
+                          binarize=False, irt_params={"max_iter": 200}, embedding="irt", blend_mode="auto",
+                          progress=False)]
+    params = read_manifest(out)["parameters"]
+    assert params == {"anchors": 6, "seed": 4, "item_order": "upstream", "n_dims": 1, "n_seeds": 2, "n_folds": 2,
+                      "validation_fraction": 0.2, "binarize": False, "irt_params": {"max_iter": 200},
+                      "embedding": "irt", "blend_mode": "auto"}  # a non-default blend_mode is recorded too
+
+
+def test_fit_options_record_only_adds_what_differs_from_the_default():
+    assert list(FitOptions().record()) == list(FitOptions.RECORDED)
+    assert FitOptions(blend_mode="precision").record()["blend_mode"] == "precision"
+
+
+def test_options_are_frozen_and_checked():
+    fit = FitOptions(irt_params={"tol": 1e-6})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fit.n_seeds = 3
+    with pytest.raises(TypeError):
+        fit.irt_params["tol"] = 1.0  # read-only view; as_kwargs hands out a copy
+    kwargs = fit.as_kwargs()
+    kwargs["irt_params"]["tol"] = 1.0
+    assert fit.irt_params["tol"] == 1e-6
+    with pytest.raises(TypeError):
+        FitOptions(n_seed=3)  # a typo is an error, not a silently ignored option
+    with pytest.raises(BuildError, match="unknown fit option"):
+        FitOptions.from_mapping({"n_dims": 1, "n_seed": 3})
+    assert FitOptions.from_mapping({"n_dims": 1}) == FitOptions(n_dims=1)
+    for kwargs, message in [({"version": "1 2"}, "version must look like"), ({"anchors": 0}, "anchors must be positive"),
+                            ({"item_order": "random"}, "item_order must be one of"),
+                            ({"fit": {"n_dims": 1}}, "fit must be a FitOptions")]:
+        with pytest.raises(BuildError, match=message):
+            BuildOptions(**kwargs)
+    options = BuildOptions(version="1.2.0")
+    assert (options.repo_id_for("tinyX"), options.tag_for(), options.anchors_for(100)) == \
+        ("tinyBenchmarks/tinyX", "v1.2.0", 100)
+    with pytest.raises(TypeError, match="BuildOptions"):
+        dataset.build_benchmark("tinyGSM8k", "r.parquet", None, {"anchors": 5}, out="x")
