@@ -20,16 +20,18 @@ import json
 import math
 import os
 import re
+import time
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from functools import partial
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..matrix import ResponseMatrix, subscenario_of
-from . import SourceError
+from . import ModelUnavailable, SourceError
 
 
 @dataclass
@@ -233,31 +235,82 @@ def read_unit(unit: Unit) -> list[ModelPart]:
     return [out] if isinstance(out, ModelPart) else list(out)
 
 
+@dataclass
+class UnitFailure:
+    """A unit of reading work that kept failing: reported, never dropped silently."""
+
+    model: str
+    source: str
+    error: str  # "<exception type>: <message>" of the last attempt
+    attempts: int
+
+    def note(self) -> str:
+        return f"{self.model}: not read ({self.source}): {self.error} (after {self.attempts} attempt(s))"
+
+
+def describe_error(exc: BaseException, limit: int = 300) -> str:
+    """One line naming an exception: ``Type: first line of the message`` (shortened)."""
+    text = str(exc).strip().splitlines()
+    msg = f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+    return msg if len(msg) <= limit else msg[: limit - 3] + "..."
+
+
+def read_unit_retrying(unit: Unit, retries: int = 0, backoff: float = 0.5) -> list[ModelPart] | UnitFailure:
+    """:func:`read_unit` with the failure rule of ``ingest``.
+
+    Bad input (:class:`SourceError`) is raised at once: retrying cannot fix a corrupt file.
+    :class:`ModelUnavailable` gives a :class:`UnitFailure` at once. Any other exception (a network
+    error, a full disk, a bug) is retried ``retries`` times, waiting ``backoff`` seconds, doubled
+    each time; then the unit is a :class:`UnitFailure`.
+    """
+    attempts = 0
+    while True:
+        attempts += 1
+        try:
+            return read_unit(unit)
+        except SourceError:
+            raise
+        except ModelUnavailable as exc:
+            return UnitFailure(unit.model, unit.source, describe_error(exc), attempts)
+        except Exception as exc:  # noqa: BLE001 - anything else is a failure of this unit only
+            if attempts > retries:
+                return UnitFailure(unit.model, unit.source, describe_error(exc), attempts)
+            time.sleep(backoff * 2 ** (attempts - 1))
+
+
 def map_units(
     units: Sequence[Unit],
     workers: int | None = None,
     executor: str | None = None,
-    progress: bool = False,
+    progress: bool | Callable[[Any], None] = False,
     flatten: bool = True,
+    retries: int | None = None,
 ) -> list:
     """``read_unit`` over every unit, in unit order (``flatten=False``: one list per unit).
 
     ``executor``: ``"process"`` (default for many units: JSON parsing holds the GIL; threads
     when the main module is a plain script, see :func:`_processes_safe`), ``"thread"`` or
-    ``"serial"``. ``workers`` defaults to the CPU count.
+    ``"serial"``. ``workers`` defaults to the CPU count. ``progress``: a tqdm bar, or a callable
+    given each unit's result as it arrives. ``retries``: read with :func:`read_unit_retrying`
+    (a unit that keeps failing gives a :class:`UnitFailure` instead of raising; needs
+    ``flatten=False``).
     """
     n = len(units)
     if workers is None:
         workers = min(os.cpu_count() or 1, n)
+    if retries is not None and flatten:
+        raise ValueError("retries needs flatten=False (a failure takes the place of a unit's parts)")
+    func: Callable[[Unit], Any] = read_unit if retries is None else partial(read_unit_retrying, retries=retries)
     kind = executor or ("serial" if workers <= 1 or n < 4 else "process" if _processes_safe() else "thread")
-    bar = _progress(n, progress)
+    bar = progress if callable(progress) else _progress(n, progress)
+    tick = bar if callable(progress) else (lambda got: bar.update(1))
     try:
         if kind == "serial" or workers <= 1:
             out = []
             for u in units:
-                got = read_unit(u)
+                got = func(u)
                 out.extend(got) if flatten else out.append(got)
-                bar.update(1)
+                tick(got)
             return out
         if kind == "thread":
             pool: Any = ThreadPoolExecutor(max_workers=workers)
@@ -275,14 +328,15 @@ def map_units(
             raise ValueError(f"unknown executor {kind!r} (use process, thread or serial)")
         out = []
         try:
-            for got in pool.map(read_unit, units, chunksize=chunksize):
+            for got in pool.map(func, units, chunksize=chunksize):
                 out.extend(got) if flatten else out.append(got)
-                bar.update(1)
+                tick(got)
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
         return out
     finally:
-        bar.close()
+        if not callable(progress):
+            bar.close()
 
 
 def _processes_safe() -> bool:
@@ -518,7 +572,7 @@ class MatrixReducer:
     @property
     def has_scores(self) -> bool:
         """Do the slots added so far hold any block?"""
-        return bool(self._groups)
+        return bool(self._groups) or self.scores is not None
 
     @property
     def available(self) -> list[str]:
@@ -627,7 +681,6 @@ class MatrixReducer:
                     if n not in seen:
                         seen.add(n)
                         all_notes.append(n)
-        self.scores = None
         return ResponseMatrix(scores, models, self.items, info, notes=all_notes)
 
     def _item_info(self) -> pd.DataFrame:

@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from . import SourceError
+from . import ModelUnavailable, SourceError
 from ._common import Block, ModelPart, Options, Unit, assemble, map_units, read_json, walk_files
 from .lm_eval import TS_RE, norm_ts
 
@@ -269,7 +269,9 @@ def read_unit(unit: Unit) -> ModelPart:
     entry = unit.payload
     opts = unit.options
     model = unit.model
-    if not Path(unit.source).name.startswith("details_") and entry["results"]:
+    if "hub" in entry:  # a Hub repo: fetch this model's files first (into the worker's Hub cache)
+        entry = fetch_hub_entry(unit)
+    elif not Path(unit.source).name.startswith("details_") and entry["results"]:
         data = read_json(entry["results"][max(entry["results"])])
         name = ((data or {}).get("config_general") or {}).get("model_name") if isinstance(data, dict) else None
         if name:
@@ -369,6 +371,90 @@ def _choose_runs(scenario: str, subs: dict, results: dict[str, str], part: Model
 
 # --------------------------------------------------------------------------- Hub download
 DEFAULT_ORGS = ("open-llm-leaderboard", "open-llm-leaderboard-old")
+
+
+def hub_units(
+    models: Sequence[str],
+    options: Options | None = None,
+    *,
+    orgs: Sequence[str] = DEFAULT_ORGS,
+    cache_dir: str | None = None,
+    max_workers: int = 8,
+) -> list[Unit]:
+    """One unit per model whose v1 details are read from the Hub, not from a local folder.
+
+    Nothing is fetched here: the unit's reader (on whichever worker runs it) lists the repo,
+    downloads only the files :func:`select_v1_files` picks for ``options.task`` into
+    huggingface_hub's cache (``cache_dir``, default the worker's ``HF_HUB_CACHE``), then reads
+    them like a local folder. The endpoint and token come from the worker's environment
+    (``HF_ENDPOINT``, ``HF_TOKEN``).
+    """
+    options = options or Options()
+    seen: set[str] = set()
+    units = []
+    for model in models:
+        model = model.strip()
+        if not model or model in seen:
+            continue
+        if model.count("/") > 1 or any(c.isspace() for c in model):
+            raise SourceError(f"{model!r}: not a model id (expected org/name)")
+        seen.add(model)
+        payload = {"hub": {"orgs": list(orgs), "cache_dir": cache_dir, "max_workers": max_workers}}
+        units.append(Unit("open_llm_leaderboard", f"hub:{v1_repo_name(model)}", model, payload, options))
+    return units
+
+
+def fetch_hub_entry(unit: Unit) -> dict[str, Any]:
+    """Download the needed v1 details of a hub unit's model; the ``{files, results}`` entry of
+    :func:`scan` with paths in the Hub cache.
+
+    Raises
+    ------
+    ModelUnavailable : no details repo in any of the orgs (or a gated one), or no details for the task.
+    Any huggingface_hub or network error otherwise (the caller retries those).
+    """
+    from huggingface_hub import HfApi, hf_hub_download
+    from huggingface_hub.utils import GatedRepoError, RepositoryNotFoundError, disable_progress_bars
+
+    disable_progress_bars()  # one bar per file on every worker would flood the client's terminal
+    hub = unit.payload["hub"]
+    api = HfApi()
+    name = v1_repo_name(unit.model)
+    info = None
+    tried = []
+    for org in hub["orgs"]:
+        repo_id = f"{org}/{name}"
+        try:
+            info = api.repo_info(repo_id, repo_type="dataset")
+            break
+        except GatedRepoError as exc:
+            raise ModelUnavailable(f"{repo_id}: gated repo; accept its terms on the Hub ({exc})") from exc
+        except RepositoryNotFoundError:
+            tried.append(repo_id)
+    if info is None:
+        raise ModelUnavailable(f"no details repo: {', '.join(tried)} not found")
+    files = [s.rfilename for s in (info.siblings or [])]
+    task = unit.options.task
+    wanted = select_v1_files(files, [task] if task else None)
+    if not any(split_details_name(f.rsplit("/", 1)[-1]) for f in wanted):
+        what = f"task {task!r}" if task else "any task"
+        raise ModelUnavailable(f"{repo_id}: no details files for {what}")
+
+    def fetch(filename: str) -> str:
+        return hf_hub_download(repo_id, filename, repo_type="dataset", revision=info.sha,
+                               cache_dir=hub.get("cache_dir"))
+
+    with ThreadPoolExecutor(max_workers=max(1, int(hub.get("max_workers") or 8))) as pool:
+        paths = list(pool.map(fetch, wanted))
+    entry: dict[str, Any] = {"files": [], "results": {}}
+    for filename, path in zip(wanted, paths):
+        base = filename.rsplit("/", 1)[-1]
+        parsed = split_details_name(base)
+        if parsed:
+            entry["files"].append((parsed[0], norm_ts(parsed[1]), path))
+        elif base.startswith("results_") and base.endswith(".json"):
+            entry["results"][norm_ts(base[len("results_"):-len(".json")])] = path
+    return entry
 
 
 def v1_repo_name(model: str) -> str:
