@@ -248,11 +248,30 @@ class UnitFailure:
         return f"{self.model}: not read ({self.source}): {self.error} (after {self.attempts} attempt(s))"
 
 
-def describe_error(exc: BaseException, limit: int = 300) -> str:
-    """One line naming an exception: ``Type: first line of the message`` (shortened)."""
-    text = str(exc).strip().splitlines()
-    msg = f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
-    return msg if len(msg) <= limit else msg[: limit - 3] + "..."
+class ReadFailed(Exception):
+    """A unit's read failed; the message already describes the error and its cause (built where
+    it happened: a pickled exception loses its ``__cause__`` on the way from a worker)."""
+
+
+def describe_error(exc: BaseException, limit: int = 400) -> str:
+    """One line naming an exception and its root cause: ``Type: message (cause: Type: message)``."""
+    if isinstance(exc, ReadFailed):
+        return str(exc)
+
+    def one(e: BaseException, room: int) -> str:
+        lines = str(e).strip().splitlines()
+        text = f"{type(e).__name__}: {lines[0].strip()}" if lines else type(e).__name__
+        return text if len(text) <= room else text[: room - 3] + "..."
+
+    chain = [exc]
+    while len(chain) < 8:
+        nxt = chain[-1].__cause__ or chain[-1].__context__
+        if nxt is None or nxt in chain:
+            break
+        chain.append(nxt)
+    if len(chain) == 1:
+        return one(exc, limit)
+    return f"{one(exc, limit // 3)} (cause: {one(chain[-1], limit - limit // 3)})"
 
 
 def read_unit_retrying(unit: Unit, retries: int = 0, backoff: float = 0.5) -> list[ModelPart] | UnitFailure:
@@ -483,9 +502,10 @@ class _GroupKeys:
             return 0
         n = len(keys)
         if keys.dtype == object:
-            for k, key in enumerate(keys.tolist()):
-                if key not in self.obj_first:
-                    self.obj_first[key] = first + k
+            seen = self.obj_first
+            for k, key in enumerate(keys.tolist(), start=first):
+                if seen.get(key, k) >= k:  # slots may arrive in any order: keep the smallest rank
+                    seen[key] = k
         else:
             self._pending.append((keys.astype(np.int64, copy=False), first + np.arange(n, dtype=np.int64)))
             self._pending_size += n

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
 from . import ModelUnavailable, SourceError
-from ._common import MatrixReducer, ModelPart, Unit, UnitFailure, UnitKeys, describe_error, read_unit, unit_keys
+from ._common import (MatrixReducer, ModelPart, ReadFailed, Unit, UnitFailure, UnitKeys, describe_error, read_unit,
+                      unit_keys)
 
 __all__ = ["ClusterError", "dask_client", "reduce_on_dask", "describe_client"]
 
@@ -53,12 +54,20 @@ def _import_distributed():
 
 
 @contextlib.contextmanager
-def dask_client(scheduler: Any = None, workers: int | None = None, timeout: float = 30) -> Iterator[Any]:
+def dask_client(scheduler: Any = None, workers: int | None = None, timeout: float | None = None) -> Iterator[Any]:
     """A ``distributed.Client``: an existing one, one connected to ``scheduler``
     (``tcp://host:8786``), or one on a new ``LocalCluster`` of ``workers`` processes on
     127.0.0.1 (one thread each: reading JSON holds the GIL). What is started here is closed on exit.
+
+    ``timeout`` (seconds) bounds the connection and the wait for a first worker; default: Dask's
+    ``distributed.comm.timeouts.connect`` (30 s; ``DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT``).
     """
     distributed = _import_distributed()
+    if timeout is None:
+        import dask
+        from dask.utils import parse_timedelta
+
+        timeout = parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), default="s")
     if isinstance(scheduler, distributed.Client):
         yield scheduler
         return
@@ -77,7 +86,8 @@ def dask_client(scheduler: Any = None, workers: int | None = None, timeout: floa
 
     with distributed.LocalCluster(
         n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-        dashboard_address=None, silence_logs=logging.ERROR,
+        # failed tasks are reported by ingest itself; worker logs would repeat them with tracebacks
+        dashboard_address=None, silence_logs=logging.CRITICAL,
     ) as cluster, distributed.Client(cluster, set_as_default=False) as client:
         _check_workers(client, "the local cluster", timeout)
         yield client
@@ -137,7 +147,8 @@ def _read_task(unit: Unit) -> list[ModelPart] | _InputError | UnitFailure:
         return _InputError(str(exc))
     except ModelUnavailable as exc:
         return UnitFailure(unit.model, unit.source, describe_error(exc), 1)
-    # anything else propagates: Dask retries the task
+    except Exception as exc:  # noqa: BLE001 - raised again, so that Dask retries the task
+        raise ReadFailed(describe_error(exc)) from None
 
 
 def _keys_task(result: Any) -> UnitKeys | _InputError | UnitFailure:
@@ -184,7 +195,7 @@ def reduce_on_dask(
     slot_of = {f.key: i for i, f in zip(remote, key_futs)}
     del part_futs
     try:
-        done = distributed.as_completed(key_futs, with_results=True, raise_errors=False)
+        done = distributed.as_completed(key_futs, loop=client.loop, with_results=True, raise_errors=False)
         del key_futs
         for fut, result in done:
             i = slot_of.pop(fut.key)

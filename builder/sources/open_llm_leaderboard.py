@@ -295,7 +295,7 @@ def read_unit(unit: Unit) -> ModelPart:
         if metric is None:
             raise SourceError(f"{unit.source}: unknown task {scenario!r}: choose its metric with --metric")
         subs = files[scenario]
-        chosen = _choose_runs(scenario, subs, entry["results"], part, model)
+        chosen = _choose_runs(scenario, subs, entry["results"], part, model, entry.get("fetch"))
         first_content = unit.want_content
         for sub in sorted(chosen):
             ts, (task_name, path), pf = chosen[sub]
@@ -309,14 +309,19 @@ def read_unit(unit: Unit) -> ModelPart:
     return part
 
 
-def _choose_runs(scenario: str, subs: dict, results: dict[str, str], part: ModelPart, model: str) -> dict:
-    """sub -> (ts, (task_name, path), ParquetFile): newest run with full row counts."""
+def _choose_runs(scenario: str, subs: dict, results: dict[str, str], part: ModelPart, model: str,
+                 fetch: Callable[[str], str] | None = None) -> dict:
+    """sub -> (ts, (task_name, path), ParquetFile): newest run with full row counts.
+
+    ``fetch`` maps a path of ``subs``/``results`` to a local file (Hub units download there, so
+    that only the runs this search opens are fetched)."""
+    local = fetch or (lambda path: path)
     all_ts = sorted({ts for runs in subs.values() for ts in runs}, reverse=True)
     skipped: list[str] = []
     if scenario == "mmlu":
         ok_ts = []
         for ts in all_ts:
-            if _mmlu_version(results.get(ts)) == 0:
+            if _mmlu_version(local(results[ts]) if ts in results else None) == 0:
                 skipped.append(ts)
                 continue
             ok_ts.append(ts)
@@ -329,7 +334,7 @@ def _choose_runs(scenario: str, subs: dict, results: dict[str, str], part: Model
 
     def rows_ok(sub: str, ts: str) -> bool:
         task_name, path = subs[sub][ts]
-        pf = opened.get((sub, ts)) or _open(path)
+        pf = opened.get((sub, ts)) or _open(local(path))
         opened[(sub, ts)] = pf
         expected = classify(task_name)[3]
         return expected is None or pf.metadata.num_rows == expected
@@ -350,7 +355,7 @@ def _choose_runs(scenario: str, subs: dict, results: dict[str, str], part: Model
         good = next((ts for ts in runs if rows_ok(sub, ts)), None)
         ts = good or runs[0]
         if (sub, ts) not in opened:
-            opened[(sub, ts)] = _open(subs[sub][ts][1])
+            opened[(sub, ts)] = _open(local(subs[sub][ts][1]))
         chosen[sub] = (ts, subs[sub][ts], opened[(sub, ts)])
         label = f"{scenario}/{sub}" if sub else scenario
         if good is None:
@@ -405,8 +410,13 @@ def hub_units(
 
 
 def fetch_hub_entry(unit: Unit) -> dict[str, Any]:
-    """Download the needed v1 details of a hub unit's model; the ``{files, results}`` entry of
-    :func:`scan` with paths in the Hub cache.
+    """The ``{files, results}`` entry of :func:`scan` for a hub unit, read from the repo listing,
+    with a ``fetch`` that downloads a file of it into the Hub cache on first use.
+
+    Every run of the chosen task is listed, as in a local copy of the repo, so the same run is
+    chosen and the same notes (superseded, partial runs) are made. The files that
+    :func:`select_v1_files` picks (the newest run per task; the newest full MMLU run) are
+    downloaded at once, in parallel; an older run only if the search for a complete run opens it.
 
     Raises
     ------
@@ -433,27 +443,35 @@ def fetch_hub_entry(unit: Unit) -> dict[str, Any]:
             tried.append(repo_id)
     if info is None:
         raise ModelUnavailable(f"no details repo: {', '.join(tried)} not found")
-    files = [s.rfilename for s in (info.siblings or [])]
     task = unit.options.task
-    wanted = select_v1_files(files, [task] if task else None)
-    if not any(split_details_name(f.rsplit("/", 1)[-1]) for f in wanted):
+    entry: dict[str, Any] = {"files": [], "results": {}}
+    files = [s.rfilename for s in (info.siblings or [])]
+    for f in files:
+        base = f.rsplit("/", 1)[-1]
+        parsed = split_details_name(base)
+        if parsed and task_selected(task, parsed[0]):
+            entry["files"].append((parsed[0], norm_ts(parsed[1]), f))
+        elif base.startswith("results_") and base.endswith(".json") and TS_RE.match(base[len("results_"):-len(".json")]):
+            entry["results"][norm_ts(base[len("results_"):-len(".json")])] = f
+    if not entry["files"]:
         what = f"task {task!r}" if task else "any task"
         raise ModelUnavailable(f"{repo_id}: no details files for {what}")
 
-    def fetch(filename: str) -> str:
+    local: dict[str, str] = {}
+
+    def download(filename: str) -> str:
         return hf_hub_download(repo_id, filename, repo_type="dataset", revision=info.sha,
                                cache_dir=hub.get("cache_dir"))
 
+    def fetch(filename: str) -> str:
+        if filename not in local:
+            local[filename] = download(filename)
+        return local[filename]
+
+    first = select_v1_files(files, [task] if task else None)
     with ThreadPoolExecutor(max_workers=max(1, int(hub.get("max_workers") or 8))) as pool:
-        paths = list(pool.map(fetch, wanted))
-    entry: dict[str, Any] = {"files": [], "results": {}}
-    for filename, path in zip(wanted, paths):
-        base = filename.rsplit("/", 1)[-1]
-        parsed = split_details_name(base)
-        if parsed:
-            entry["files"].append((parsed[0], norm_ts(parsed[1]), path))
-        elif base.startswith("results_") and base.endswith(".json"):
-            entry["results"][norm_ts(base[len("results_"):-len(".json")])] = path
+        local.update(zip(first, pool.map(download, first)))
+    entry["fetch"] = fetch
     return entry
 
 
