@@ -701,7 +701,13 @@ class MatrixReducer:
                     if n not in seen:
                         seen.add(n)
                         all_notes.append(n)
-        return ResponseMatrix(scores, models, self.items, info, notes=all_notes)
+        # Every block was checked on its way in (_check_block: scores in [0, 1] or NaN), models and
+        # items are unique by construction: validating the whole matrix again would copy its
+        # finite values (ResponseMatrix.__post_init__), doubling the peak memory of the reduce.
+        # So the matrix is built with no rows, which checks everything else, then given its rows.
+        matrix = ResponseMatrix(np.empty((0, len(self.items))), [], self.items, info, notes=all_notes)
+        matrix.scores, matrix.models = scores, [str(m) for m in models]
+        return matrix
 
     def _item_info(self) -> pd.DataFrame:
         rows = self._info_rows

@@ -195,24 +195,23 @@ def reduce_on_dask(
     slot_of = {f.key: i for i, f in zip(remote, key_futs)}
     del part_futs
     try:
-        done = distributed.as_completed(key_futs, loop=client.loop, with_results=True, raise_errors=False)
+        done = distributed.as_completed(key_futs, loop=client.loop)
         del key_futs
-        for fut, result in done:
-            i = slot_of.pop(fut.key)
-            if fut.status != "finished":  # erred: as_completed gives (type, exception, traceback)
-                result = result[1] if isinstance(result, tuple) and len(result) == 3 else result
-            fut.release()
-            if isinstance(result, _InputError):
-                raise SourceError(result.message)
-            if isinstance(result, BaseException):  # retries exhausted, or the worker died too often
-                result = UnitFailure(slots[i].model, slots[i].source, describe_error(result), retries + 1)
-            if isinstance(result, UnitFailure):
-                failures[i] = result
-                parts.pop(i).release()
-            else:
-                reducer.add_keys(i, result)
-            if on_result is not None:
-                on_result(result)
+        for batch in done.batches():  # whatever finished since the last batch: one round trip
+            for fut, result in zip(batch, _gather(client, batch)):
+                i = slot_of.pop(fut.key)
+                fut.release()
+                if isinstance(result, _InputError):
+                    raise SourceError(result.message)
+                if isinstance(result, BaseException):  # retries exhausted, or the worker died too often
+                    result = UnitFailure(slots[i].model, slots[i].source, describe_error(result), retries + 1)
+                if isinstance(result, UnitFailure):
+                    failures[i] = result
+                    parts.pop(i).release()
+                else:
+                    reducer.add_keys(i, result)
+                if on_result is not None:
+                    on_result(result)
         if not reducer.has_scores:
             return [failures[i] for i in sorted(failures)]
         reducer.build_index()
