@@ -3,14 +3,23 @@
 ::
 
     python -m builder ingest SOURCE [SOURCE ...] --out FILE.parquet
-        [--task NAME] [--metric NAME] [--filter NAME] [--content FILE]
+        [--task NAME] [--metric NAME] [--filter NAME] [--content FILE] [--items-out FILE]
+        [--hub-models FILE [--hub-cache DIR]]
+        [--workers N | --scheduler ADDRESS | --jobs N] [--retries N] [--progress MODE]
 
 Each SOURCE is a file or folder; its format is detected (:func:`detect_source`): lm-eval
 ``--log_samples`` folders, Open LLM Leaderboard v1/v2 details, AlpacaEval annotations, HELM
-runs, the legacy tinyBenchmarks pickle, or a wide/long score table. Models are read one at a
-time in parallel workers and merged (:func:`ingest`); the same (model, item) read twice with
-different scores is an error. The wide table is written atomically, and a summary (models,
-items, missing share, partially covered models, reader notes) is printed.
+runs, the legacy tinyBenchmarks pickle, or a wide/long score table. ``--hub-models`` adds Open
+LLM Leaderboard v1 models read straight from their Hub details repos.
+
+The work is a map and a reduce (:func:`ingest`): each model is read on its own (a local
+process pool by default; a Dask cluster with ``--workers``/``--scheduler``, see
+:mod:`builder.sources.dask_map`), then merged into one matrix whose items and order do not
+depend on where the map ran; the same (model, item) read twice with different scores is an
+error. Bad input stops the run (exit 2, nothing written); a model that keeps failing for
+another reason is retried, then reported: the others are written and the exit status is 3.
+The wide table is written atomically, and a summary (models, items, time, failures, missing
+share, partially covered models, reader notes) is printed.
 """
 
 from __future__ import annotations

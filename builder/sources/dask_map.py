@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import uuid
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
@@ -187,8 +188,12 @@ def reduce_on_dask(
             reducer.add_keys(i, unit_keys(slot))
     remote = [i for i, slot in enumerate(slots) if isinstance(slot, Unit)]
     run = uuid.uuid4().hex[:8]
-    part_futs = client.map(_read_task, [slots[i] for i in remote], key=[f"ingest-read-{run}-{i}" for i in remote],
-                           retries=retries, pure=False)
+    with warnings.catch_warnings():
+        # the units carry their file lists (~15 kB a model): thousands of models make a "large
+        # graph" in Dask's eyes, which is expected here and sent once
+        warnings.filterwarnings("ignore", message="Sending large graph")
+        part_futs = client.map(_read_task, [slots[i] for i in remote],
+                               key=[f"ingest-read-{run}-{i}" for i in remote], retries=retries, pure=False)
     key_futs = client.map(_keys_task, part_futs, key=[f"ingest-keys-{run}-{i}" for i in remote],
                           retries=retries, pure=False)
     parts: dict[int, Any] = dict(zip(remote, part_futs))
