@@ -291,6 +291,8 @@ def ingest_with_report(
         if use_dask:
             from .sources.dask_map import dask_client, describe_client, reduce_on_dask
 
+            if scheduler is None and workers is None:
+                workers = os.cpu_count() or 1
             with dask_client(scheduler, workers) as client:
                 engine = describe_client(client)
                 if scheduler is None:
@@ -443,6 +445,20 @@ def add_ingest_arguments(parser: argparse.ArgumentParser) -> None:
                      help="progress over models on stderr: a bar on a terminal, a line every 10%% otherwise (auto)")
 
 
+INGEST_EPILOG = """\
+exit status: 0 every model read; 2 bad input or unusable cluster (nothing written); 3 some
+models kept failing after their retries (the others are written, the failed ones are listed
+on stderr and in <out stem>.failed.txt)
+
+examples:
+  python -m builder ingest details/ --task mmlu --out mmlu.parquet
+  python -m builder ingest details/ --task mmlu --out mmlu.parquet --workers 4
+  python -m builder ingest --hub-models models.txt --task arc --scheduler tcp://10.0.0.5:8786 --out arc.parquet
+
+docs/INGEST.md: formats, the failure rule, running on a cluster
+"""
+
+
 def read_hub_models(path: str | Path) -> list[str]:
     """Model ids from a text file: one per line, ``#`` comments, extra tab-separated fields ignored."""
     path = Path(path)
@@ -519,7 +535,7 @@ def run_ingest(args: argparse.Namespace) -> int:
 
 def write_failures(failures: Sequence[UnitFailure], out: Path) -> Path:
     """``<out stem>.failed.txt``: ``model<TAB>source<TAB>error`` per failed unit (a valid --hub-models file)."""
-    path = out.with_name(out.name.split(".")[0] + ".failed.txt")
+    path = out.with_name(out.stem + ".failed.txt")
     lines = ["# models that could not be read: model<TAB>source<TAB>last error (attempts)"]
     lines += [f"{f.model}\t{f.source}\t{f.error} ({f.attempts} attempt(s))".replace("\n", " ") for f in failures]
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -588,7 +604,8 @@ def format_summary(matrix: ResponseMatrix, out: Path | None = None, max_list: in
 
 
 def main(argv: Iterable[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m builder.ingest", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m builder.ingest", description=__doc__.split("\n\n")[0],
+                                     epilog=INGEST_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_ingest_arguments(parser)
     return run_ingest(parser.parse_args(list(argv) if argv is not None else None))
 

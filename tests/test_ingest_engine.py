@@ -212,3 +212,43 @@ def test_read_hub_models(tmp_path):
     assert [u.model for u in units] == ["org/a", "gpt2"] and units[0].source == "hub:details_org__a"
     with pytest.raises(SourceError, match="not a model id"):
         open_llm_leaderboard.hub_units(["a/b/c"])
+
+
+def test_hub_models_on_the_local_pool_and_a_corrupt_file_on_the_hub(tmp_path):
+    """The local engine downloads Hub details too; a corrupt file there is bad input: exit 2,
+    the message names the file in its repo, nothing is written."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from hub_server import HubServer
+    from ingest_fixtures import TS_NEW, v1_repo_files
+
+    repo_root = Path(__file__).resolve().parents[1]
+    with HubServer(token="hf_engine_test") as hub:
+        for k in (0, 1):
+            hub.create_repo(f"open-llm-leaderboard/details_org__v{k}")
+            files = v1_repo_files(k)
+            if k == 1:
+                files[f"{TS_NEW}/details_harness|gsm8k|5_{TS_NEW}.parquet"] = b"PAR1 not really parquet"
+            hub.commit_files(f"open-llm-leaderboard/details_org__v{k}", files)
+        env = hub.client_env(tmp_path / "hf_home", token="hf_engine_test")
+        env["PYTHONPATH"] = os.pathsep.join([str(repo_root)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+        models = tmp_path / "models.txt"
+        out = tmp_path / "out.parquet"
+
+        def run(*ids):
+            models.write_text("\n".join(ids) + "\n")
+            return subprocess.run([sys.executable, "-m", "builder", "ingest", "--hub-models", str(models), "--task", "gsm8k",
+                                   "--out", str(out), "--progress", "none"], env=env, capture_output=True, text=True,
+                                  timeout=120, cwd=str(repo_root))
+
+        ok = run("org/v0")
+        assert ok.returncode == 0, ok.stderr
+        assert "1 models x 1319 items" in ok.stdout and "this process (serial)" in ok.stdout
+        out.unlink()
+        bad = run("org/v0", "org/v1")
+    assert bad.returncode == 2 and not out.exists()
+    assert bad.stderr.startswith("error: hf://datasets/open-llm-leaderboard/details_org__v1/")
+    assert "cannot read parquet" in bad.stderr and "Traceback" not in bad.stderr

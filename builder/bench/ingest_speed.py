@@ -216,8 +216,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             import distributed  # noqa: F401
         except ImportError:
-            print("note: Dask is not installed (pip install 'tinybench-builder[distributed]'); timing the local "
-                  "engine only", file=sys.stderr)
+            print("note: Dask is not installed (pip install -e '.[distributed]'); timing the local engine only",
+                  file=sys.stderr)
             engines = [e for e in engines if e != "dask"]
             if not engines:
                 return 2

@@ -1,6 +1,6 @@
 """The per-model map of ``ingest`` on a Dask cluster (``dask.distributed``), reduced on the client.
 
-Optional: needs the ``[distributed]`` extra (``pip install 'tinybench-builder[distributed]'``).
+Optional: needs the ``distributed`` extra (``pip install -e ".[distributed]"`` in a checkout).
 :func:`dask_client` connects to a running scheduler or starts a ``LocalCluster``;
 :func:`reduce_on_dask` runs the slots of an ingest on it:
 
@@ -48,8 +48,8 @@ def _import_distributed():
         import distributed
     except ImportError as exc:
         raise ClusterError(
-            "--workers/--scheduler run on Dask, which is not installed: "
-            "pip install 'tinybench-builder[distributed]'"
+            "--workers/--scheduler run on Dask, which is not installed: install the package with its "
+            "distributed extra (pip install -e '.[distributed]' in a checkout, or pip install distributed)"
         ) from exc
     return distributed
 

@@ -212,13 +212,13 @@ def _metric_column(schema, metric: str, path: str) -> str:
     raise SourceError(f"{path}: no per-example metric {metric!r}; the file has: {', '.join(avail) or 'none'}")
 
 
-def _open(path: str):
+def _open(path: str, shown: str | None = None):
     import pyarrow.parquet as pq
 
     try:
         return pq.ParquetFile(path)
     except Exception as exc:  # ArrowInvalid, OSError ...
-        raise SourceError(f"{path}: cannot read parquet ({exc}); the file is truncated or corrupt") from exc
+        raise SourceError(f"{shown or path}: cannot read parquet ({exc}); the file is truncated or corrupt") from exc
 
 
 def _read_scores(pf, path: str, metric: str) -> np.ndarray:
@@ -334,7 +334,7 @@ def _choose_runs(scenario: str, subs: dict, results: dict[str, str], part: Model
 
     def rows_ok(sub: str, ts: str) -> bool:
         task_name, path = subs[sub][ts]
-        pf = opened.get((sub, ts)) or _open(local(path))
+        pf = opened.get((sub, ts)) or _open(local(path), path)
         opened[(sub, ts)] = pf
         expected = classify(task_name)[3]
         return expected is None or pf.metadata.num_rows == expected
@@ -355,7 +355,7 @@ def _choose_runs(scenario: str, subs: dict, results: dict[str, str], part: Model
         good = next((ts for ts in runs if rows_ok(sub, ts)), None)
         ts = good or runs[0]
         if (sub, ts) not in opened:
-            opened[(sub, ts)] = _open(local(subs[sub][ts][1]))
+            opened[(sub, ts)] = _open(local(subs[sub][ts][1]), subs[sub][ts][1])
         chosen[sub] = (ts, subs[sub][ts], opened[(sub, ts)])
         label = f"{scenario}/{sub}" if sub else scenario
         if good is None:
@@ -446,13 +446,14 @@ def fetch_hub_entry(unit: Unit) -> dict[str, Any]:
     task = unit.options.task
     entry: dict[str, Any] = {"files": [], "results": {}}
     files = [s.rfilename for s in (info.siblings or [])]
+    prefix = f"hf://datasets/{repo_id}/"  # how messages name a file of the repo
     for f in files:
         base = f.rsplit("/", 1)[-1]
         parsed = split_details_name(base)
         if parsed and task_selected(task, parsed[0]):
-            entry["files"].append((parsed[0], norm_ts(parsed[1]), f))
+            entry["files"].append((parsed[0], norm_ts(parsed[1]), prefix + f))
         elif base.startswith("results_") and base.endswith(".json") and TS_RE.match(base[len("results_"):-len(".json")]):
-            entry["results"][norm_ts(base[len("results_"):-len(".json")])] = f
+            entry["results"][norm_ts(base[len("results_"):-len(".json")])] = prefix + f
     if not entry["files"]:
         what = f"task {task!r}" if task else "any task"
         raise ModelUnavailable(f"{repo_id}: no details files for {what}")
@@ -463,7 +464,8 @@ def fetch_hub_entry(unit: Unit) -> dict[str, Any]:
         return hf_hub_download(repo_id, filename, repo_type="dataset", revision=info.sha,
                                cache_dir=hub.get("cache_dir"))
 
-    def fetch(filename: str) -> str:
+    def fetch(path: str) -> str:
+        filename = path.removeprefix(prefix)
         if filename not in local:
             local[filename] = download(filename)
         return local[filename]
