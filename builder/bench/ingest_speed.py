@@ -243,8 +243,8 @@ def _bench(args, engines: list[str], workdir: Path) -> int:
     print()
     print(f"Open LLM Leaderboard v1 details: {present} models x {files} files ({V1_TOTAL_ROWS} rows/model), "
           f"{size / 2**20:.0f} MiB on disk; fixtures generated in {gen:.1f} s")
-    print(f"| engine | workers | models | items | setup s | ingest s | models/s | ms/model/worker | "
-          f"client RSS before MiB | client peak RSS MiB |")
+    print("| engine | workers | models | items | setup s | ingest s | models/s | ms/model/worker | "
+          "client RSS before MiB | client peak RSS MiB |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         name = "Dask LocalCluster" if r["engine"] == "dask" else f"local {args.executor} pool"

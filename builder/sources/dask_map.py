@@ -170,14 +170,13 @@ def reduce_on_dask(
     retries: int = 2,
     on_result: Callable[[Any], None] | None = None,
     before_fill: Callable[[int], None] | None = None,
-    on_fill: Callable[[], None] | None = None,
 ) -> list[UnitFailure]:
     """Run the units of ``slots`` on the cluster and reduce every slot into ``reducer``.
 
     Slots that are lists of parts (score tables, read on the client) are reduced in place.
     Progress hooks, called on the client: ``on_result`` after each unit (with its keys or its
-    :class:`UnitFailure`), ``before_fill`` with the number of slots to fill once the item index
-    is complete, ``on_fill`` after each slot is filled. Returns the failures, in slot order.
+    :class:`UnitFailure`) and ``before_fill`` with the number of slots to fill once the item
+    index is complete. Returns the failures, in slot order.
     Unless no slot holds any score (``reducer.has_scores`` is false: the caller reports it), the
     reducer is left ready for :meth:`~MatrixReducer.finish`.
     """
@@ -222,18 +221,18 @@ def reduce_on_dask(
         reducer.build_index()
         if before_fill is not None:
             before_fill(len(slots) - len(failures))
-        remote_left = sorted(parts)
+        remote_order = sorted(parts)
+        next_batch = 0
         fetched: dict[int, Any] = {}
         for i, slot in enumerate(slots):  # in slot order, as a local run: the same conflict messages
             if i in failures:
                 continue
             if not isinstance(slot, Unit):
                 reducer.fill(i, slot)
-                if on_fill is not None:
-                    on_fill()
                 continue
-            if i not in fetched:
-                batch, remote_left = remote_left[:GATHER_BATCH], remote_left[GATHER_BATCH:]
+            if i not in fetched:  # the next few models' parts, in one round trip
+                batch = remote_order[next_batch:next_batch + GATHER_BATCH]
+                next_batch += GATHER_BATCH
                 fetched.update(zip(batch, _gather(client, [parts[k] for k in batch])))
             got = fetched.pop(i)
             parts.pop(i).release()
@@ -242,8 +241,6 @@ def reduce_on_dask(
                 reducer.drop(i)
             else:
                 reducer.fill(i, got)
-            if on_fill is not None:
-                on_fill()
     finally:
         if parts:  # stopped early (bad input, interrupt): leave nothing running on the cluster
             with contextlib.suppress(Exception):
