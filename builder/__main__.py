@@ -181,13 +181,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     try:
-        from .ingest import add_ingest_arguments, run_ingest
+        from .ingest import INGEST_EPILOG, add_ingest_arguments, run_ingest
     except ImportError:  # the readers are optional at this stage of the package
         pass
     else:
         pi = sub.add_parser("ingest", help="read evaluation outputs into a score matrix (wide parquet)",
                             description="Read evaluation outputs (lm-eval logs, Open LLM Leaderboard details, "
-                                        "AlpacaEval, HELM, legacy pickles, tables) into one wide parquet matrix.")
+                                        "AlpacaEval, HELM, legacy pickles, tables) into one wide parquet matrix, "
+                                        "model by model on a local process pool or a Dask cluster.",
+                            epilog=INGEST_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
         add_ingest_arguments(pi)
         pi.set_defaults(func=run_ingest)
 

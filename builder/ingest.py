@@ -3,30 +3,43 @@
 ::
 
     python -m builder ingest SOURCE [SOURCE ...] --out FILE.parquet
-        [--task NAME] [--metric NAME] [--filter NAME] [--content FILE]
+        [--task NAME] [--metric NAME] [--filter NAME] [--content FILE] [--items-out FILE]
+        [--hub-models FILE [--hub-cache DIR]]
+        [--workers N | --scheduler ADDRESS | --jobs N] [--retries N] [--progress MODE]
 
 Each SOURCE is a file or folder; its format is detected (:func:`detect_source`): lm-eval
 ``--log_samples`` folders, Open LLM Leaderboard v1/v2 details, AlpacaEval annotations, HELM
-runs, the legacy tinyBenchmarks pickle, or a wide/long score table. Models are read one at a
-time in parallel workers and merged (:func:`ingest`); the same (model, item) read twice with
-different scores is an error. The wide table is written atomically, and a summary (models,
-items, missing share, partially covered models, reader notes) is printed.
+runs, the legacy tinyBenchmarks pickle, or a wide/long score table. ``--hub-models`` adds Open
+LLM Leaderboard v1 models read straight from their Hub details repos.
+
+The work is a map and a reduce (:func:`ingest`): each model is read on its own (a local
+process pool by default; a Dask cluster with ``--workers``/``--scheduler``, see
+:mod:`builder.sources.dask_map`), then merged into one matrix whose items and order do not
+depend on where the map ran; the same (model, item) read twice with different scores is an
+error. Bad input stops the run (exit 2, nothing written); a model that keeps failing for
+another reason is retried, then reported: the others are written and the exit status is 3.
+The wide table is written atomically, and a summary (models, items, time, failures, missing
+share, partially covered models, reader notes) is printed.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from .matrix import MatrixFormatError, ResponseMatrix
 from .sources import SourceError
-from .sources._common import Options, assemble, map_units, matrix_to_parts, walk_files
+from .sources._common import (MatrixReducer, Options, Unit, UnitFailure, map_units, matrix_to_parts, unit_keys,
+                              walk_files)
 
 #: detect_source results -> reader module (inside builder.sources)
 FORMATS = {
@@ -39,7 +52,8 @@ FORMATS = {
     "table": "tables",
 }
 
-__all__ = ["FORMATS", "detect_source", "ingest", "add_ingest_arguments", "run_ingest"]
+__all__ = ["FORMATS", "detect_source", "ingest", "ingest_with_report", "IncompleteIngest", "IngestResult",
+           "add_ingest_arguments", "run_ingest"]
 
 
 def _classify_file(f: Path) -> str | None:
@@ -116,8 +130,120 @@ def _sniff_json(path: Path) -> str | None:
     return None
 
 
-def ingest(
-    sources: Sequence[str | Path] | str | Path,
+class IncompleteIngest(Exception):
+    """Some models could not be read even after their retries.
+
+    Attributes
+    ----------
+    matrix : ResponseMatrix or None
+        The matrix of every other model (None when no model could be read); its notes name
+        each failed model.
+    failures : list of UnitFailure
+        Model, source, last error and attempts of each failed unit, in source order.
+    """
+
+    def __init__(self, matrix: ResponseMatrix | None, failures: list[UnitFailure]):
+        self.matrix = matrix
+        self.failures = failures
+        first = failures[0]
+        more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
+        super().__init__(f"{len(failures)} model(s) could not be read: {first.model}: {first.error}{more}")
+
+
+@dataclass
+class IngestResult:
+    """What :func:`ingest_with_report` read: the matrix and how it went."""
+
+    matrix: ResponseMatrix | None
+    failures: list[UnitFailure]
+    units: int  # units of reading work (one per model folder or Hub repo) + table sources
+    seconds: float
+    engine: str  # "local process pool, 2 workers", "Dask cluster tcp://..., 4 workers", ...
+
+
+class ModelProgress:
+    """Progress over models on stderr: a tqdm bar on a terminal, else a line every 10%.
+
+    Called with each unit's result; counts the failures. ``mode``: ``"auto"``, ``"bar"``,
+    ``"log"`` or ``"none"``; a callable ``callback(done, total, failed)`` is also called.
+    """
+
+    def __init__(self, total: int, mode: str = "auto", callback=None, stream=None):
+        self.total = total
+        self.done = 0
+        self.failed = 0
+        self.callback = callback
+        self.stream = stream or sys.stderr
+        if mode == "auto":
+            mode = "bar" if getattr(self.stream, "isatty", lambda: False)() else "log"
+        self.mode = mode
+        self._t0 = time.perf_counter()
+        self._next_log = 0.1
+        self._bar = None
+        if mode == "bar" and total:
+            from tqdm.auto import tqdm
+
+            self._bar = tqdm(total=total, unit="model", desc="reading", file=self.stream, dynamic_ncols=True)
+
+    def __call__(self, result) -> None:
+        self.done += 1
+        if isinstance(result, UnitFailure):
+            self.failed += 1
+            if self._bar is not None:
+                self._bar.set_postfix(failed=self.failed, refresh=False)
+        if self._bar is not None:
+            self._bar.update(1)
+        elif self.mode == "log" and self.total and self.done / self.total >= self._next_log - 1e-12:
+            while self._next_log <= self.done / self.total + 1e-12:
+                self._next_log += 0.1
+            dt = time.perf_counter() - self._t0
+            failed = f", {self.failed} failed" if self.failed else ""
+            print(f"reading: {self.done}/{self.total} models ({100 * self.done / self.total:.0f}%){failed}, "
+                  f"{dt:.0f} s", file=self.stream, flush=True)
+        if self.callback is not None:
+            self.callback(self.done, self.total, self.failed)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+
+def _plan(sources, options: Options, format: str | None, task, metric, filter, hub_models, hub_cache):
+    """The slots of an ingest, in source order: a Unit (read by a worker) or a list of parts
+    (a score table or pickle, read here), and the notes of the planning itself."""
+    import importlib
+
+    slots: list = []
+    notes: list[str] = []
+    for src in sources:
+        kind = format or detect_source(src)
+        module = importlib.import_module(f"builder.sources.{FORMATS[kind]}")
+        if kind == "table":
+            m = module.read(src)
+            slots.append(matrix_to_parts(m, str(src)))
+            if task or metric or filter:
+                notes.append(f"{src}: a score table; --task/--metric/--filter do not apply")
+        elif kind == "legacy_pickle":
+            m = module.read(src, task=task)
+            slots.append(matrix_to_parts(m, str(src), scenario=str(m.item_info["scenario"].iloc[0])))
+        else:
+            found = module.scan(src, options)
+            if found:
+                found[0].want_content = True
+            slots.extend(found)
+    if hub_models:
+        from .sources.open_llm_leaderboard import hub_units
+
+        found = hub_units(list(hub_models), options, cache_dir=str(hub_cache) if hub_cache else None)
+        if found:
+            found[0].want_content = True
+        slots.extend(found)
+    return slots, notes
+
+
+def ingest_with_report(
+    sources: Sequence[str | Path] | str | Path = (),
     task: str | None = None,
     metric: str | None = None,
     filter: str | None = None,
@@ -126,7 +252,108 @@ def ingest(
     format: str | None = None,
     workers: int | None = None,
     executor: str | None = None,
-    progress: bool = False,
+    scheduler: Any = None,
+    hub_models: Sequence[str] = (),
+    hub_cache: str | Path | None = None,
+    retries: int = 2,
+    progress: bool | str | Callable[[int, int, int], None] = False,
+) -> IngestResult:
+    """:func:`ingest`, returning failed models and timings instead of raising on failures.
+
+    ``result.matrix`` is None only when every model failed. Bad input still raises
+    :class:`SourceError`; an unusable cluster raises :class:`ClusterError`.
+    """
+    t0 = time.perf_counter()
+    if isinstance(sources, (str, Path)):
+        sources = [sources]
+    sources = list(sources)
+    if not sources and not hub_models:
+        raise SourceError("no sources given")
+    if format is not None and format not in FORMATS:
+        raise SourceError(f"unknown format {format!r}; known: {', '.join(FORMATS)}")
+    if retries < 0:
+        raise ValueError(f"retries must be >= 0, got {retries}")
+    use_dask = executor == "dask" or scheduler is not None
+    if executor not in (None, "process", "thread", "serial", "dask"):
+        raise ValueError(f"unknown executor {executor!r} (use process, thread, serial or dask)")
+    options = Options(task=task, metric=metric, filter=filter, content=str(content) if content is not None else None)
+    slots, notes = _plan(sources, options, format, task, metric, filter, hub_models, hub_cache)
+    units = [s for s in slots if isinstance(s, Unit)]
+    if isinstance(progress, str):
+        bar = ModelProgress(len(units), mode=progress)
+    elif callable(progress):
+        bar = ModelProgress(len(units), mode="none", callback=progress)
+    else:
+        bar = ModelProgress(len(units), mode="auto" if progress else "none")
+
+    reducer = MatrixReducer()
+    try:
+        if use_dask:
+            from .sources.dask_map import dask_client, describe_client, reduce_on_dask
+
+            if scheduler is None and workers is None:
+                workers = os.cpu_count() or 1
+            with dask_client(scheduler, workers) as client:
+                engine = describe_client(client)
+                if scheduler is None:
+                    engine = engine.replace("Dask cluster", "Dask LocalCluster", 1)
+                failures = reduce_on_dask(client, slots, reducer, retries=retries, on_result=bar,
+                                          before_fill=lambda n: bar.close())
+        else:
+            n_workers = workers if workers is not None else min(os.cpu_count() or 1, max(1, len(units)))
+            results = iter(map_units(units, workers=n_workers, executor=executor, progress=bar,
+                                     flatten=False, retries=retries))
+            engine = _local_engine(executor, n_workers, len(units))
+            got = [next(results) if isinstance(s, Unit) else s for s in slots]
+            bar.close()
+            failures = [g for g in got if isinstance(g, UnitFailure)]
+            for i, g in enumerate(got):
+                if not isinstance(g, UnitFailure):
+                    reducer.add_keys(i, unit_keys(g))
+            if reducer.has_scores:
+                reducer.build_index()
+                for i, g in enumerate(got):
+                    if not isinstance(g, UnitFailure):
+                        reducer.fill(i, g)
+                        got[i] = None  # the matrix holds the scores now
+    finally:
+        bar.close()
+    matrix = None
+    if reducer.has_scores:
+        notes.extend(f.note() for f in failures)
+        matrix = reducer.finish(content=content, notes=notes)
+    elif not failures:
+        avail = reducer.available
+        if task and avail:
+            raise SourceError(f"no scores for task {task!r} in the sources; tasks found: {', '.join(avail)}")
+        raise SourceError("the sources hold no scores")
+    return IngestResult(matrix, failures, len(slots), time.perf_counter() - t0, engine)
+
+
+def _local_engine(executor: str | None, workers: int, n: int) -> str:
+    from .sources._common import _processes_safe
+
+    kind = executor or ("serial" if workers <= 1 or n < 4 else "process" if _processes_safe() else "thread")
+    if kind == "serial" or workers <= 1:
+        return "this process (serial)"
+    return f"local {'process pool' if kind == 'process' else 'threads'}, {workers} workers"
+
+
+def ingest(
+    sources: Sequence[str | Path] | str | Path = (),
+    task: str | None = None,
+    metric: str | None = None,
+    filter: str | None = None,
+    content: str | Path | None = None,
+    *,
+    format: str | None = None,
+    workers: int | None = None,
+    executor: str | None = None,
+    scheduler: Any = None,
+    hub_models: Sequence[str] = (),
+    hub_cache: str | Path | None = None,
+    retries: int = 2,
+    progress: bool | str | Callable[[int, int, int], None] = False,
 ) -> ResponseMatrix:
     """Read and merge evaluation outputs into one :class:`ResponseMatrix`.
 
@@ -139,61 +366,44 @@ def ingest(
     filter : lm-eval filter (e.g. ``flexible-extract``; GSM8K defaults to ``strict-match``).
     content : a content table (parquet/CSV/JSON). AlpacaEval maps instructions to its
         ``item_id``/row position; any source gets its columns joined on ``item_id``.
-    workers, executor : parallel reading (``process``/``thread``/``serial``; default: a
-        process pool when there are many models).
+    workers, executor : where the per-model map runs. ``executor``: ``process``/``thread``/
+        ``serial`` on this machine (``workers`` = pool size, default the CPU count; default
+        executor: a process pool when there are many models), or ``dask``: a Dask
+        ``LocalCluster`` of ``workers`` processes (needs the ``[distributed]`` extra).
+    scheduler : a Dask scheduler address (``tcp://host:8786``) or a ``distributed.Client``:
+        run the map on that cluster. Its workers must see the source paths.
+    hub_models : Open LLM Leaderboard model ids (``org/name``) whose v1 details are downloaded
+        from the Hub inside the map (each worker fetches its models' files into its Hub cache,
+        ``hub_cache`` if given) and read like local folders.
+    retries : extra attempts for a model whose reading fails for another reason than bad
+        input (network, lost worker, ...). Bad input is never retried.
+    progress : a progress display over models on stderr (``True``/``"auto"``: a bar on a
+        terminal, a line every 10% otherwise; ``"bar"``, ``"log"``, ``"none"``), or a callable
+        ``progress(done, total, failed)`` called after each model.
 
     Raises
     ------
     SourceError : unreadable/corrupt input (the message names the file), conflicting
         duplicate scores, or nothing found for ``task``.
-    """
-    if isinstance(sources, (str, Path)):
-        sources = [sources]
-    if not sources:
-        raise SourceError("no sources given")
-    if format is not None and format not in FORMATS:
-        raise SourceError(f"unknown format {format!r}; known: {', '.join(FORMATS)}")
-    options = Options(task=task, metric=metric, filter=filter, content=str(content) if content is not None else None)
-    import importlib
+    IncompleteIngest : some models kept failing; ``exc.matrix`` holds the others.
+    ClusterError : Dask missing, scheduler unreachable, workers without this package.
 
-    per_source: list[list] = []  # parts per source, in source order
-    units = []
-    owner: list[int] = []  # source index of each unit
-    notes: list[str] = []
-    for k, src in enumerate(sources):
-        kind = format or detect_source(src)
-        module = importlib.import_module(f"builder.sources.{FORMATS[kind]}")
-        per_source.append([])
-        if kind == "table":
-            m = module.read(src)
-            per_source[k].extend(matrix_to_parts(m, str(src)))
-            if task or metric or filter:
-                notes.append(f"{src}: a score table; --task/--metric/--filter do not apply")
-        elif kind == "legacy_pickle":
-            m = module.read(src, task=task)
-            per_source[k].extend(matrix_to_parts(m, str(src), scenario=str(m.item_info["scenario"].iloc[0])))
-        else:
-            found = module.scan(src, options)
-            if found:
-                found[0].want_content = True
-            units.extend(found)
-            owner.extend([k] * len(found))
-    for k, got in zip(owner, map_units(units, workers=workers, executor=executor, progress=progress, flatten=False)):
-        per_source[k].extend(got)
-    parts = [p for group in per_source for p in group]
-    if not any(p.blocks for p in parts):
-        avail = sorted({t for p in parts for t in p.available})
-        if task and avail:
-            raise SourceError(f"no scores for task {task!r} in the sources; tasks found: {', '.join(avail)}")
-        raise SourceError("the sources hold no scores")
-    parts = [p for p in parts if p.blocks]
-    return assemble(parts, content=content, notes=notes)
+    The result does not depend on where the map ran: the same items in the same order, the
+    same NaN and the same notes.
+    """
+    result = ingest_with_report(
+        sources, task, metric, filter, content, format=format, workers=workers, executor=executor,
+        scheduler=scheduler, hub_models=hub_models, hub_cache=hub_cache, retries=retries, progress=progress,
+    )
+    if result.failures:
+        raise IncompleteIngest(result.matrix, result.failures)
+    return result.matrix
 
 
 # --------------------------------------------------------------------------- CLI
 def add_ingest_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``ingest`` arguments to ``parser`` (the CLI's ``ingest`` subparser)."""
-    parser.add_argument("sources", nargs="+", metavar="SOURCE",
+    parser.add_argument("sources", nargs="*", metavar="SOURCE",
                         help="evaluation outputs: files or folders (lm-eval logs, leaderboard details, "
                              "AlpacaEval results, HELM runs, legacy pickle, score tables)")
     parser.add_argument("--out", required=True, metavar="FILE.parquet",
@@ -209,32 +419,140 @@ def add_ingest_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--items-out", default=None, metavar="FILE.parquet",
                         help="also write the item information (scenario, subscenario, content) here")
     parser.add_argument("--format", default=None, choices=sorted(FORMATS), help="skip detection and use this reader")
-    parser.add_argument("--workers", type=int, default=None, metavar="N", help="parallel workers (default: CPU count)")
+    hub = parser.add_argument_group("Open LLM Leaderboard details from the Hub")
+    hub.add_argument("--hub-models", default=None, metavar="FILE",
+                     help="text file of model ids (org/name, one per line, '#' comments; extra tab-separated "
+                          "fields are ignored, so a FILE.failed.txt works): their v1 details repos "
+                          "(open-llm-leaderboard[-old]/details_<org>__<name>) are downloaded inside the map, "
+                          "only the files of --task, and read")
+    hub.add_argument("--hub-cache", default=None, metavar="DIR",
+                     help="Hub cache folder on the workers (default: huggingface_hub's, HF_HUB_CACHE or "
+                          "~/.cache/huggingface/hub on each worker)")
+    run = parser.add_argument_group("where the per-model map runs (default: a local process pool)")
+    where = run.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, default=None, metavar="N",
+                       help="start a Dask LocalCluster of N worker processes on this machine (needs the "
+                            "[distributed] extra)")
+    where.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                       help="run on a running Dask cluster, e.g. tcp://10.0.0.5:8786 (its workers must see the "
+                            "SOURCE paths and run the same tinybench-builder)")
+    where.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
+                       help="size of the local process pool (default: CPU count)")
+    run.add_argument("--retries", type=int, default=2, metavar="N",
+                     help="extra attempts for a model that fails for another reason than bad input "
+                          "(network, lost worker); bad input stops the run at once (default: 2)")
+    run.add_argument("--progress", choices=["auto", "bar", "log", "none"], default="auto",
+                     help="progress over models on stderr: a bar on a terminal, a line every 10%% otherwise (auto)")
+
+
+INGEST_EPILOG = """\
+exit status: 0 every model read; 2 bad input or unusable cluster (nothing written); 3 some
+models kept failing after their retries (the others are written, the failed ones are listed
+on stderr and in <out stem>.failed.txt)
+
+examples:
+  python -m builder ingest details/ --task mmlu --out mmlu.parquet
+  python -m builder ingest details/ --task mmlu --out mmlu.parquet --workers 4
+  python -m builder ingest --hub-models models.txt --task arc --scheduler tcp://10.0.0.5:8786 --out arc.parquet
+
+docs/INGEST.md: formats, the failure rule, running on a cluster
+"""
+
+
+def read_hub_models(path: str | Path) -> list[str]:
+    """Model ids from a text file: one per line, ``#`` comments, extra tab-separated fields ignored."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SourceError(f"{path}: cannot read the model list: {exc.strerror or exc}") from exc
+    models = []
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            models.append(line.split("\t", 1)[0].strip())
+    if not models:
+        raise SourceError(f"{path}: no model ids in the model list")
+    return models
 
 
 def run_ingest(args: argparse.Namespace) -> int:
-    """Handler of ``builder ingest``: 0 on success, 2 on bad input (``error: ...`` on stderr)."""
+    """Handler of ``builder ingest``.
+
+    Exit status: 0 on success; 2 on bad input or an unusable cluster (``error: ...`` on stderr,
+    nothing written); 3 when some models kept failing: the matrix of the others is written, the
+    failed ones are listed on stderr and in ``<out stem>.failed.txt``.
+    """
+    from .sources.dask_map import ClusterError
+
     out = Path(args.out)
+    workers = getattr(args, "workers", None)
+    scheduler = getattr(args, "scheduler", None)
     try:
-        matrix = ingest(
+        for flag, value in (("--workers", workers), ("--jobs", getattr(args, "jobs", None))):
+            if value is not None and value < 1:
+                raise SourceError(f"{flag} must be at least 1, got {value}")
+        if getattr(args, "retries", 2) < 0:
+            raise SourceError(f"--retries must be 0 or more, got {args.retries}")
+        hub_file = getattr(args, "hub_models", None)
+        hub_models = read_hub_models(hub_file) if hub_file else []
+        if not args.sources and not hub_models:
+            raise SourceError("give at least one SOURCE, or --hub-models FILE")
+        result = ingest_with_report(
             args.sources,
             task=getattr(args, "task", None),
             metric=getattr(args, "metric", None),
             filter=getattr(args, "filter", None),
             content=getattr(args, "content", None),
             format=getattr(args, "format", None),
-            workers=getattr(args, "workers", None),
-            progress=sys.stderr.isatty(),
+            workers=workers if workers is not None else getattr(args, "jobs", None),
+            executor="dask" if workers is not None else None,
+            scheduler=scheduler,
+            hub_models=hub_models,
+            hub_cache=getattr(args, "hub_cache", None),
+            retries=getattr(args, "retries", 2),
+            progress=getattr(args, "progress", "auto"),
         )
-    except (SourceError, MatrixFormatError, FileNotFoundError) as exc:
+    except (SourceError, MatrixFormatError, FileNotFoundError, ClusterError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    matrix.write(out)
-    items_out = getattr(args, "items_out", None)
-    if items_out and matrix.item_info is not None:
-        write_item_info(matrix.item_info, items_out)
-    print(format_summary(matrix, out))
+    except KeyboardInterrupt:
+        print("error: interrupted; nothing written", file=sys.stderr)
+        return 130
+    matrix = result.matrix
+    if matrix is not None:
+        matrix.write(out)
+        items_out = getattr(args, "items_out", None)
+        if items_out and matrix.item_info is not None:
+            write_item_info(matrix.item_info, items_out)
+        print(format_summary(matrix, out, result=result))
+    if result.failures:
+        failed_file = write_failures(result.failures, out)
+        print(format_failures(result, failed_file, wrote=matrix is not None), file=sys.stderr)
+        return 3
     return 0
+
+
+def write_failures(failures: Sequence[UnitFailure], out: Path) -> Path:
+    """``<out stem>.failed.txt``: ``model<TAB>source<TAB>error`` per failed unit (a valid --hub-models file)."""
+    path = out.with_name(out.stem + ".failed.txt")
+    lines = ["# models that could not be read: model<TAB>source<TAB>last error (attempts)"]
+    lines += [f"{f.model}\t{f.source}\t{f.error} ({f.attempts} attempt(s))".replace("\n", " ") for f in failures]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def format_failures(result: IngestResult, failed_file: Path, wrote: bool, max_list: int = 20) -> str:
+    n = len(result.failures)
+    lines = [f"error: {n} of {result.units} model(s) could not be read after their retries"
+             + (" and are NOT in the matrix:" if wrote else "; nothing written:")]
+    lines += [f"  {f.model} ({f.source}): {f.error} [{f.attempts} attempt(s)]" for f in result.failures[:max_list]]
+    if n > max_list:
+        lines.append(f"  ... {n - max_list} more")
+    lines.append(f"  the list is in {failed_file}; read them again with the same command on those sources "
+                 f"(Hub models: --hub-models {failed_file}) and merge the tables with `ingest A.parquet B.parquet`")
+    return "\n".join(lines)
 
 
 def write_item_info(info: pd.DataFrame, path: str | Path) -> Path:
@@ -258,9 +576,13 @@ def write_item_info(info: pd.DataFrame, path: str | Path) -> Path:
     return path
 
 
-def format_summary(matrix: ResponseMatrix, out: Path | None = None, max_list: int = 10) -> str:
+def format_summary(matrix: ResponseMatrix, out: Path | None = None, max_list: int = 10,
+                   result: IngestResult | None = None) -> str:
     s = matrix.summary()
     lines = [f"{'wrote ' + str(out) + ': ' if out else ''}{s['models']} models x {s['items']} items"]
+    if result is not None:
+        lines.append(f"  read in {result.seconds:.1f} s on {result.engine}; "
+                     f"failed models: {len(result.failures)}")
     scen = pd.Series(matrix.scenarios()).value_counts()
     if len(scen) > 1 or scen.index[0] != "all":
         lines.append("  scenarios: " + ", ".join(f"{k} ({v} items)" for k, v in scen.items()))
@@ -282,7 +604,8 @@ def format_summary(matrix: ResponseMatrix, out: Path | None = None, max_list: in
 
 
 def main(argv: Iterable[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m builder.ingest", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m builder.ingest", description=__doc__.split("\n\n")[0],
+                                     epilog=INGEST_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_ingest_arguments(parser)
     return run_ingest(parser.parse_args(list(argv) if argv is not None else None))
 

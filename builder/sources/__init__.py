@@ -26,4 +26,9 @@ class SourceError(ValueError):
     """
 
 
-__all__ = ["SourceError"]
+class ModelUnavailable(Exception):
+    """A model that cannot be read, and that retrying will not help (no details repo on the Hub,
+    a gated repo, no details for the chosen task). It is reported as a failed model at once."""
+
+
+__all__ = ["SourceError", "ModelUnavailable"]

@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from . import SourceError
+from . import ModelUnavailable, SourceError
 from ._common import Block, ModelPart, Options, Unit, assemble, map_units, read_json, walk_files
 from .lm_eval import TS_RE, norm_ts
 
@@ -212,13 +212,13 @@ def _metric_column(schema, metric: str, path: str) -> str:
     raise SourceError(f"{path}: no per-example metric {metric!r}; the file has: {', '.join(avail) or 'none'}")
 
 
-def _open(path: str):
+def _open(path: str, shown: str | None = None):
     import pyarrow.parquet as pq
 
     try:
         return pq.ParquetFile(path)
     except Exception as exc:  # ArrowInvalid, OSError ...
-        raise SourceError(f"{path}: cannot read parquet ({exc}); the file is truncated or corrupt") from exc
+        raise SourceError(f"{shown or path}: cannot read parquet ({exc}); the file is truncated or corrupt") from exc
 
 
 def _read_scores(pf, path: str, metric: str) -> np.ndarray:
@@ -269,7 +269,9 @@ def read_unit(unit: Unit) -> ModelPart:
     entry = unit.payload
     opts = unit.options
     model = unit.model
-    if not Path(unit.source).name.startswith("details_") and entry["results"]:
+    if "hub" in entry:  # a Hub repo: fetch this model's files first (into the worker's Hub cache)
+        entry = fetch_hub_entry(unit)
+    elif not Path(unit.source).name.startswith("details_") and entry["results"]:
         data = read_json(entry["results"][max(entry["results"])])
         name = ((data or {}).get("config_general") or {}).get("model_name") if isinstance(data, dict) else None
         if name:
@@ -293,7 +295,7 @@ def read_unit(unit: Unit) -> ModelPart:
         if metric is None:
             raise SourceError(f"{unit.source}: unknown task {scenario!r}: choose its metric with --metric")
         subs = files[scenario]
-        chosen = _choose_runs(scenario, subs, entry["results"], part, model)
+        chosen = _choose_runs(scenario, subs, entry["results"], part, model, entry.get("fetch"))
         first_content = unit.want_content
         for sub in sorted(chosen):
             ts, (task_name, path), pf = chosen[sub]
@@ -307,14 +309,19 @@ def read_unit(unit: Unit) -> ModelPart:
     return part
 
 
-def _choose_runs(scenario: str, subs: dict, results: dict[str, str], part: ModelPart, model: str) -> dict:
-    """sub -> (ts, (task_name, path), ParquetFile): newest run with full row counts."""
+def _choose_runs(scenario: str, subs: dict, results: dict[str, str], part: ModelPart, model: str,
+                 fetch: Callable[[str], str] | None = None) -> dict:
+    """sub -> (ts, (task_name, path), ParquetFile): newest run with full row counts.
+
+    ``fetch`` maps a path of ``subs``/``results`` to a local file (Hub units download there, so
+    that only the runs this search opens are fetched)."""
+    local = fetch or (lambda path: path)
     all_ts = sorted({ts for runs in subs.values() for ts in runs}, reverse=True)
     skipped: list[str] = []
     if scenario == "mmlu":
         ok_ts = []
         for ts in all_ts:
-            if _mmlu_version(results.get(ts)) == 0:
+            if _mmlu_version(local(results[ts]) if ts in results else None) == 0:
                 skipped.append(ts)
                 continue
             ok_ts.append(ts)
@@ -327,7 +334,7 @@ def _choose_runs(scenario: str, subs: dict, results: dict[str, str], part: Model
 
     def rows_ok(sub: str, ts: str) -> bool:
         task_name, path = subs[sub][ts]
-        pf = opened.get((sub, ts)) or _open(path)
+        pf = opened.get((sub, ts)) or _open(local(path), path)
         opened[(sub, ts)] = pf
         expected = classify(task_name)[3]
         return expected is None or pf.metadata.num_rows == expected
@@ -348,7 +355,7 @@ def _choose_runs(scenario: str, subs: dict, results: dict[str, str], part: Model
         good = next((ts for ts in runs if rows_ok(sub, ts)), None)
         ts = good or runs[0]
         if (sub, ts) not in opened:
-            opened[(sub, ts)] = _open(subs[sub][ts][1])
+            opened[(sub, ts)] = _open(local(subs[sub][ts][1]), subs[sub][ts][1])
         chosen[sub] = (ts, subs[sub][ts], opened[(sub, ts)])
         label = f"{scenario}/{sub}" if sub else scenario
         if good is None:
@@ -369,6 +376,105 @@ def _choose_runs(scenario: str, subs: dict, results: dict[str, str], part: Model
 
 # --------------------------------------------------------------------------- Hub download
 DEFAULT_ORGS = ("open-llm-leaderboard", "open-llm-leaderboard-old")
+
+
+def hub_units(
+    models: Sequence[str],
+    options: Options | None = None,
+    *,
+    orgs: Sequence[str] = DEFAULT_ORGS,
+    cache_dir: str | None = None,
+    max_workers: int = 8,
+) -> list[Unit]:
+    """One unit per model whose v1 details are read from the Hub, not from a local folder.
+
+    Nothing is fetched here: the unit's reader (on whichever worker runs it) lists the repo,
+    downloads only the files :func:`select_v1_files` picks for ``options.task`` into
+    huggingface_hub's cache (``cache_dir``, default the worker's ``HF_HUB_CACHE``), then reads
+    them like a local folder. The endpoint and token come from the worker's environment
+    (``HF_ENDPOINT``, ``HF_TOKEN``).
+    """
+    options = options or Options()
+    seen: set[str] = set()
+    units = []
+    for model in models:
+        model = model.strip()
+        if not model or model in seen:
+            continue
+        if model.count("/") > 1 or any(c.isspace() for c in model):
+            raise SourceError(f"{model!r}: not a model id (expected org/name)")
+        seen.add(model)
+        payload = {"hub": {"orgs": list(orgs), "cache_dir": cache_dir, "max_workers": max_workers}}
+        units.append(Unit("open_llm_leaderboard", f"hub:{v1_repo_name(model)}", model, payload, options))
+    return units
+
+
+def fetch_hub_entry(unit: Unit) -> dict[str, Any]:
+    """The ``{files, results}`` entry of :func:`scan` for a hub unit, read from the repo listing,
+    with a ``fetch`` that downloads a file of it into the Hub cache on first use.
+
+    Every run of the chosen task is listed, as in a local copy of the repo, so the same run is
+    chosen and the same notes (superseded, partial runs) are made. The files that
+    :func:`select_v1_files` picks (the newest run per task; the newest full MMLU run) are
+    downloaded at once, in parallel; an older run only if the search for a complete run opens it.
+
+    Raises
+    ------
+    ModelUnavailable : no details repo in any of the orgs (or a gated one), or no details for the task.
+    Any huggingface_hub or network error otherwise (the caller retries those).
+    """
+    from huggingface_hub import HfApi, hf_hub_download
+    from huggingface_hub.utils import GatedRepoError, RepositoryNotFoundError, disable_progress_bars
+
+    disable_progress_bars()  # one bar per file on every worker would flood the client's terminal
+    hub = unit.payload["hub"]
+    api = HfApi()
+    name = v1_repo_name(unit.model)
+    info = None
+    tried = []
+    for org in hub["orgs"]:
+        repo_id = f"{org}/{name}"
+        try:
+            info = api.repo_info(repo_id, repo_type="dataset")
+            break
+        except GatedRepoError as exc:
+            raise ModelUnavailable(f"{repo_id}: gated repo; accept its terms on the Hub ({exc})") from exc
+        except RepositoryNotFoundError:
+            tried.append(repo_id)
+    if info is None:
+        raise ModelUnavailable(f"no details repo: {', '.join(tried)} not found")
+    task = unit.options.task
+    entry: dict[str, Any] = {"files": [], "results": {}}
+    files = [s.rfilename for s in (info.siblings or [])]
+    prefix = f"hf://datasets/{repo_id}/"  # how messages name a file of the repo
+    for f in files:
+        base = f.rsplit("/", 1)[-1]
+        parsed = split_details_name(base)
+        if parsed and task_selected(task, parsed[0]):
+            entry["files"].append((parsed[0], norm_ts(parsed[1]), prefix + f))
+        elif base.startswith("results_") and base.endswith(".json") and TS_RE.match(base[len("results_"):-len(".json")]):
+            entry["results"][norm_ts(base[len("results_"):-len(".json")])] = prefix + f
+    if not entry["files"]:
+        what = f"task {task!r}" if task else "any task"
+        raise ModelUnavailable(f"{repo_id}: no details files for {what}")
+
+    local: dict[str, str] = {}
+
+    def download(filename: str) -> str:
+        return hf_hub_download(repo_id, filename, repo_type="dataset", revision=info.sha,
+                               cache_dir=hub.get("cache_dir"))
+
+    def fetch(path: str) -> str:
+        filename = path.removeprefix(prefix)
+        if filename not in local:
+            local[filename] = download(filename)
+        return local[filename]
+
+    first = select_v1_files(files, [task] if task else None)
+    with ThreadPoolExecutor(max_workers=max(1, int(hub.get("max_workers") or 8))) as pool:
+        local.update(zip(first, pool.map(download, first)))
+    entry["fetch"] = fetch
+    return entry
 
 
 def v1_repo_name(model: str) -> str:
