@@ -30,13 +30,16 @@ lines back. The venv (outside the repository)::
 
     python -m venv /work/.venv-peers
     /work/.venv-peers/bin/pip install numpy==1.26.4 torch==2.13.0 scipy scikit-learn \\
-        kmedoids joblib ordered-set tqdm pyro-ppl pydantic rich typer toml
+        kmedoids joblib ordered-set tqdm pyro-ppl pydantic rich typer
     /work/.venv-peers/bin/pip install --no-deps benchpred==1.0.0
 
 (``torch==2.13.0`` is the CPU wheel on this machine's disk: plain ``torch`` would fetch a
 multi-GB CUDA build. ``--no-deps`` skips BenchPred's unused pins: py-irt, datasets,
-wandb, matplotlib, ipython, gitpython; pyro-ppl, pydantic, rich, typer and toml are
-needed only because ``import benchpred`` imports its vendored py-irt.)
+wandb, matplotlib, ipython, gitpython, pandas, pyyaml; pyro-ppl, pydantic, rich and typer
+are needed only because ``import benchpred`` imports its vendored py-irt.) The committed
+cache was computed with benchpred 1.0.0, numpy 1.26.4, torch 2.13.0+cpu, scikit-learn
+1.9.1, scipy 1.17.1, kmedoids 0.5.5, on 2 cores (kmedoids' FasterPAM picks its threaded
+variant from ``os.cpu_count()`` for 1,000+ items).
 
 Command line (fills the cache, then prints MAE and MAE / random-k per dataset, protocol
 and method, mean +- standard deviation over the seeds; random-k = mean over 50 draws of
@@ -91,7 +94,7 @@ WORKER_SCRIPT = Path(__file__).resolve().with_name("peers_worker.py")
 VENV_RECIPE = """\
 make the BenchPred venv (outside the repository), then pass --peers-python /work/.venv-peers/bin/python:
     python -m venv /work/.venv-peers
-    /work/.venv-peers/bin/pip install numpy==1.26.4 torch==2.13.0 scipy scikit-learn kmedoids joblib ordered-set tqdm pyro-ppl pydantic rich typer toml
+    /work/.venv-peers/bin/pip install numpy==1.26.4 torch==2.13.0 scipy scikit-learn kmedoids joblib ordered-set tqdm pyro-ppl pydantic rich typer
     /work/.venv-peers/bin/pip install --no-deps benchpred==1.0.0"""
 
 
