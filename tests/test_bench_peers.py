@@ -49,7 +49,15 @@ class Crash(FirstK):
         import os
         os._exit(9)
 
-all_methods = {"first_k": FirstK, "seeded": SeededRandom, "broken": Broken, "crash": Crash}
+class Slow(FirstK):
+    """writes its pid to $FAKE_PID_DIR, then sleeps (to be interrupted)."""
+    def fit(self, scores, k, seed=42):
+        import os, time
+        open(os.path.join(os.environ["FAKE_PID_DIR"], str(os.getpid())), "w").close()
+        time.sleep(120)
+        return super().fit(scores, k, seed)
+
+all_methods = {"first_k": FirstK, "seeded": SeededRandom, "broken": Broken, "crash": Crash, "slow": Slow}
 '''
 
 
@@ -326,6 +334,35 @@ def test_cli_fills_the_cache_then_prints_the_table_from_it(tmp_path, fake_python
     second = capsys.readouterr()
     assert fake_python.starts() == 4 and "0 peer results computed, 8 read" in second.err
     assert second.out == first.out  # same table
+
+
+def test_cli_sigterm_kills_its_workers_and_keeps_finished_results(tmp_path, fake_python):
+    import signal
+    import subprocess
+    import time
+
+    data = _write_sim(tmp_path)
+    pid_dir = tmp_path / "pids"
+    pid_dir.mkdir()
+    cache = tmp_path / "cache"
+    env = {**os.environ, "PYTHONPATH": str(Path(peers.__file__).resolve().parents[2]), "FAKE_PID_DIR": str(pid_dir)}
+    cli = subprocess.Popen([sys.executable, "-m", "builder.bench.peers", "--data-dir", str(data), "--datasets", "sim",
+                            "--seeds", "0", "--anchors", "10", "--methods", "first_k", "slow", "--jobs", "2",
+                            "--cache-dir", str(cache), "--peers-python", str(fake_python)],
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while len(list(pid_dir.iterdir())) < 2 and time.monotonic() < deadline:  # both workers inside "slow"
+        time.sleep(0.1)
+    assert len(list(pid_dir.iterdir())) == 2
+    cli.send_signal(signal.SIGTERM)
+    out, err = cli.communicate(timeout=30)
+    assert cli.returncode == 130 and "error: interrupted" in err and "Traceback" not in err
+    for pid_file in pid_dir.iterdir():  # no worker left running
+        with pytest.raises(ProcessLookupError):
+            os.kill(int(pid_file.name), 0)
+    for protocol in protocols.PROTOCOLS:  # what finished before the signal is kept
+        assert peers.cache_path(cache, "sim", protocol, 0, 10, "first_k").exists()
+        assert not peers.cache_path(cache, "sim", protocol, 0, 10, "slow").exists()
 
 
 def test_cli_errors_are_one_line_with_the_recipe(tmp_path, capsys):

@@ -62,6 +62,7 @@ import hashlib
 import json
 import math
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -96,6 +97,22 @@ make the BenchPred venv (outside the repository), then pass --peers-python /work
     python -m venv /work/.venv-peers
     /work/.venv-peers/bin/pip install numpy==1.26.4 torch==2.13.0 scipy scikit-learn kmedoids joblib ordered-set tqdm pyro-ppl pydantic rich typer
     /work/.venv-peers/bin/pip install --no-deps benchpred==1.0.0"""
+
+
+#: worker processes running now (killed by the CLI when it is interrupted)
+_ACTIVE_WORKERS: set = set()
+_ACTIVE_LOCK = threading.Lock()
+_STOPPING = threading.Event()  # set by kill_active_workers: a worker started after it is killed at once
+
+
+def kill_active_workers() -> int:
+    """Kill every worker process this interpreter started and that still runs; returns how many."""
+    with _ACTIVE_LOCK:
+        _STOPPING.set()
+        procs = list(_ACTIVE_WORKERS)
+    for proc in procs:
+        proc.kill()
+    return len(procs)
 
 
 class PeersUnavailableError(RuntimeError):
@@ -280,6 +297,10 @@ def run_worker(peers_python: str | os.PathLike, train: np.ndarray, test: np.ndar
                                         text=True, encoding="utf-8")
             except OSError as exc:
                 raise PeerWorkerError(f"cannot start {peers_python}: {exc}\n{VENV_RECIPE}") from exc
+            with _ACTIVE_LOCK:
+                _ACTIVE_WORKERS.add(proc)
+                if _STOPPING.is_set():
+                    proc.kill()
             fatal = None
             try:
                 for line in proc.stdout:
@@ -317,6 +338,8 @@ def run_worker(peers_python: str | os.PathLike, train: np.ndarray, test: np.ndar
                 raise
             finally:
                 proc.stdout.close()
+                with _ACTIVE_LOCK:
+                    _ACTIVE_WORKERS.discard(proc)
             if fatal is not None:
                 proc.kill()
             rc = proc.wait()
@@ -501,6 +524,14 @@ def summarize(rows: list[dict], datasets: Sequence[str], protocols_: Sequence[st
     return "\n".join(out)
 
 
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def _main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="python -m builder.bench.peers",
@@ -582,8 +613,11 @@ def main(argv=None) -> int:
                                       args.methods, args.cache_dir, args.peers_python, threads=args.threads,
                                       on_result=lambda r: progress(task, r))
 
-    results, failures = {}, []
-    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+    results, failures, futures = {}, [], []
+    _STOPPING.clear()
+    previous_sigterm = signal.signal(signal.SIGTERM, _raise_interrupt) if _main_thread() else None
+    pool = ThreadPoolExecutor(max_workers=args.jobs)
+    try:
         futures = [pool.submit(run_task, t) for t in tasks]
         for fut in as_completed(futures):
             try:
@@ -591,6 +625,20 @@ def main(argv=None) -> int:
                 results[task] = res
             except (PeersUnavailableError, PeerWorkerError) as exc:
                 failures.append(str(exc))
+    except KeyboardInterrupt:
+        for fut in futures:
+            fut.cancel()
+        kill_active_workers()  # their threads then end with a PeerWorkerError
+        pool.shutdown(wait=True)
+        if bar is not None:
+            bar.close()
+        print(f"error: interrupted; the {done['computed']} results computed so far are in {args.cache_dir} "
+              f"(a rerun computes only the rest)", file=sys.stderr)
+        return 130
+    finally:
+        pool.shutdown(wait=True)
+        if previous_sigterm is not None:
+            signal.signal(signal.SIGTERM, previous_sigterm)
     if bar is not None:
         bar.close()
     if failures:
