@@ -27,7 +27,7 @@ from builder.ingest import add_ingest_arguments, ingest, run_ingest  # noqa: E40
 from builder.matrix import ResponseMatrix  # noqa: E402
 from builder.sources import SourceError  # noqa: E402
 from builder.sources.dask_map import ClusterError  # noqa: E402
-from ingest_fixtures import TS_NEW, v1_repo_files, write_helm_tree, write_lm_eval_tree, write_v1_tree  # noqa: E402
+from helpers.ingest_trees import TS_NEW, v1_repo_files, write_helm_tree, write_lm_eval_tree, write_v1_tree  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -197,7 +197,7 @@ def test_hub_details_are_downloaded_by_the_workers(tmp_path):
     whose newest run is partial (an older complete run is fetched and used), one whose first
     download is refused (retried by Dask), one that always fails (reported, exit 3), and one
     without any repo (reported at once). The others equal a local read of the same files."""
-    from hub_server import HubServer
+    from helpers.hub import HubServer
 
     local_root = tmp_path / "local"
     models = {0: "open-llm-leaderboard", 1: "open-llm-leaderboard-old", 2: "open-llm-leaderboard",

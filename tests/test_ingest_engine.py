@@ -15,7 +15,7 @@ from builder.ingest import (IncompleteIngest, ModelProgress, add_ingest_argument
 from builder.matrix import ResponseMatrix
 from builder.sources import ModelUnavailable, SourceError, _common, helm, lm_eval, open_llm_leaderboard
 from builder.sources._common import MatrixReducer, Options, UnitFailure, read_unit, read_unit_retrying, unit_keys
-from ingest_fixtures import write_helm_tree, write_lm_eval_tree, write_v1_tree
+from helpers.ingest_trees import write_helm_tree, write_lm_eval_tree, write_v1_tree
 
 
 def _parse(argv):
@@ -222,8 +222,8 @@ def test_hub_models_on_the_local_pool_and_a_corrupt_file_on_the_hub(tmp_path):
     import sys
     from pathlib import Path
 
-    from hub_server import HubServer
-    from ingest_fixtures import TS_NEW, v1_repo_files
+    from helpers.hub import HubServer
+    from helpers.ingest_trees import TS_NEW, v1_repo_files
 
     repo_root = Path(__file__).resolve().parents[1]
     with HubServer(token="hf_engine_test") as hub:
