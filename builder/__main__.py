@@ -42,6 +42,15 @@ exit status: 0 success; 1 build, validation or publishing failed; 2 bad argument
 See docs/RELEASE.md."""
 
 
+def _design_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--design", choices=("stratified", "kmeans"), default="stratified",
+                        help="anchor design: a stratified random sample along item easiness, whose estimate stays "
+                             "unbiased for models unlike the training ones (default), or the original k-means "
+                             "anchors with gp-IRT as the score")
+    parser.add_argument("--kmeans-seeds", type=int, default=10, metavar="N",
+                        help="--design kmeans: k-means seeds tried; the best on the training models is kept (default 10)")
+
+
 def _cmd_fit(args: argparse.Namespace) -> int:
     from .fitting import fit_estimator, report_markdown
     from .layout import write_fit_folder
@@ -50,8 +59,8 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     matrix = ResponseMatrix.read(args.responses)
     print(f"read {matrix.shape[0]} models x {matrix.shape[1]} items from {args.responses}", file=sys.stderr)
     result = fit_estimator(
-        matrix, n_anchors=args.anchors, seed=args.seed, n_dims=args.dims, n_seeds=args.kmeans_seeds,
-        binarize=_binarize_arg(args.binarize), embedding=args.embedding, progress=not args.quiet,
+        matrix, n_anchors=args.anchors, seed=args.seed, n_dims=args.dims, design=args.design,
+        n_seeds=args.kmeans_seeds, binarize=_binarize_arg(args.binarize), progress=not args.quiet,
         metadata={"responses": Path(args.responses).name},
     )
     md = report_markdown(result.report)
@@ -113,7 +122,8 @@ def _cmd_build(args: argparse.Namespace) -> int:
     content = parse_content_args(args.content)
     spec = get_benchmark(args.name)
     options = BuildOptions(anchors=args.anchors, seed=args.seed, version=args.version, repo_id=args.repo_id,
-                           item_order=args.item_order, fit=FitOptions(n_dims=args.dims, n_seeds=args.kmeans_seeds))
+                           item_order=args.item_order, fit=FitOptions(n_dims=args.dims, design=args.design,
+                                                         n_seeds=args.kmeans_seeds))
     out = build_benchmark(spec, args.responses[0] if len(args.responses) == 1 else args.responses,
                           content, options, out=args.out, previous=args.previous,
                           progress=not args.quiet)
@@ -195,8 +205,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     pf = sub.add_parser(
         "fit", help="fit IRT, select anchors and calibrate; write the estimator side files",
-        description="Fit the IRT model on RESPONSES, select K anchors, calibrate gp-IRT and its interval on "
-                    "held-out training models, and write the estimator side files and a validation report to DIR.",
+        description="Fit the IRT model on RESPONSES, draw K anchors, fit the regression and calibrate the "
+                    "estimate and its interval on held-out training models (cross-fitting), and write the "
+                    "estimator side files and a validation report to DIR.",
     )
     pf.add_argument("responses", metavar="RESPONSES",
                     help="parquet or CSV score table: wide (one row per model, one column per item) "
@@ -206,13 +217,10 @@ def build_parser() -> argparse.ArgumentParser:
     pf.add_argument("--seed", type=int, default=0, help="random seed (default 0); the fit is deterministic for a seed")
     pf.add_argument("--dims", type=int, default=None, metavar="D",
                     help="IRT dimension (default: chosen from 1, 2, 3, 5 by validation)")
-    pf.add_argument("--kmeans-seeds", type=int, default=10, metavar="N",
-                    help="k-means seeds tried; the best on the training models is kept (default 10)")
+    _design_args(pf)
     pf.add_argument("--binarize", nargs="?", const="auto", default=None, metavar="THRESHOLD",
                     help="binarise soft scores as the original did ('auto' = mean-preserving threshold); "
                          "default: use soft scores as soft labels")
-    pf.add_argument("--embedding", choices=("irt", "profile"), default="irt",
-                    help="item embedding for k-means: [a_j, b_j] (irt, default) or predicted-correctness profiles")
     pf.add_argument("--quiet", action="store_true", help="no progress bar")
     pf.set_defaults(func=_cmd_fit)
 
@@ -260,7 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="how response item ids index the content rows: upstream row ids (default) or row positions "
                          "in the v0.3 harness evaluation order (Open LLM Leaderboard v1 details)")
     pb.add_argument("--dims", type=int, default=None, metavar="D", help="IRT dimension (default: chosen by validation)")
-    pb.add_argument("--kmeans-seeds", type=int, default=10, metavar="N", help="k-means seeds tried (default 10)")
+    _design_args(pb)
     pb.add_argument("--quiet", action="store_true", help="no progress bar")
     pb.set_defaults(func=_cmd_build)
 

@@ -5,7 +5,9 @@
 * :func:`cluster_anchors` — the tinyBenchmarks method: weighted k-means
   (scikit-learn) on the item embeddings ``[a_j, b_j]``; the anchor of a cluster is the
   member nearest its centroid, its weight the cluster's share of the balance weights.
-* :func:`random_anchors`, :func:`stratified_anchors` — baselines.
+* :func:`stratified_anchors` — a stratified random sample (strata of equal mass along an
+  easiness key): the probability sample the design-based estimators need (the default).
+* :func:`random_anchors` — a baseline.
 
 Every function returns an :class:`AnchorSet`: positions into the item list, weights
 summing to 1 within each scenario, and the cluster label of every item (which the
@@ -30,7 +32,10 @@ class AnchorSet:
     weights : ndarray (k,)
         Weight of each anchor; they sum to 1 within each scenario.
     labels : ndarray (N,) of int
-        Index (into ``positions``) of the anchor that represents each item.
+        Stratum of each item. For one-anchor-per-cluster designs (k-means, random) the
+        stratum is the index (into ``positions``) of the anchor that represents the item.
+    strata : ndarray (k,) of int
+        Stratum of each anchor (``arange(k)`` for one-anchor-per-cluster designs).
     method : str
     seed : int or None
     """
@@ -40,6 +45,12 @@ class AnchorSet:
     labels: np.ndarray
     method: str
     seed: int | None = None
+    strata: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        # designs with one anchor per cluster (k-means, random): the anchor is its stratum
+        if self.strata is None:
+            self.strata = np.arange(self.positions.shape[0])
 
     @property
     def k(self) -> int:
@@ -177,33 +188,110 @@ def random_anchors(
 
 
 def stratified_anchors(
-    k: int, balance: np.ndarray, strata: np.ndarray, scenarios: np.ndarray | None = None, seed: int = 0
+    key: np.ndarray,
+    k: int,
+    balance: np.ndarray,
+    scenarios: np.ndarray | None = None,
+    seed: int = 0,
+    per_stratum: int = 2,
 ) -> AnchorSet:
-    """Stratified random sample: anchors spread over ``strata`` ∝ their balance mass."""
-    balance, scenarios, budget, rng = _sampling_setup(k, balance, scenarios, seed)
-    strata = np.asarray(strata).astype(str)
-    positions, weights, labels = [], [], np.empty(balance.shape[0], dtype=np.int64)
-    for s in dict.fromkeys(scenarios):
-        idx = np.flatnonzero(scenarios == s)
-        labels[idx] = len(positions)  # strata without an anchor: represented by the first one
-        names = list(dict.fromkeys(strata[idx]))
-        mass = np.array([balance[idx][strata[idx] == n].sum() for n in names])
-        # largest-remainder allocation, at most the stratum size, at least one where possible
-        sizes = np.array([(strata[idx] == n).sum() for n in names])
-        alloc = np.minimum(np.floor(budget[s] * mass / mass.sum()).astype(int), sizes)
-        order = np.argsort(-(budget[s] * mass / mass.sum() - alloc), kind="stable")
-        while alloc.sum() < budget[s]:
-            for o in order:
-                if alloc.sum() < budget[s] and alloc[o] < sizes[o]:
-                    alloc[o] += 1
-        for n, a, m in zip(names, alloc, mass):
-            members = idx[strata[idx] == n]
-            if a == 0:
-                continue
-            pick = np.sort(rng.choice(members, a, replace=False))
-            labels[members] = len(positions) + np.arange(len(members)) % a
+    """A stratified random sample of anchors: the design-based estimators' probability sample.
+
+    Within each scenario, items are sorted by ``key`` (e.g. the training models' mean
+    score on the item: its easiness), ties by position, and cut into ``k_s // per_stratum``
+    strata of (nearly) equal balance mass; ``per_stratum`` items are drawn from each at
+    random (uniformly, without replacement; one stratum takes the remainder when k_s is
+    odd). Because the draw is random and every stratum is sampled in proportion to its
+    mass, the anchor-weighted mean is unbiased for *any* model (whether or not the IRT
+    model fits it) and never much worse than a simple random sample; the strata make it
+    better when easiness predicts the model's results.
+
+    Each anchor weighs its stratum's mass times its share of the stratum's sampled balance
+    weight (equal shares when the balance weights are equal); weights sum to 1 per scenario.
+
+    Returns
+    -------
+    AnchorSet
+        ``labels`` is the stratum of every item and ``strata`` the stratum of every anchor
+        (strata are numbered in easiness order within each scenario, scenario after scenario).
+    """
+    balance, scen, budget, rng = _sampling_setup(k, balance, scenarios, 0)
+    key = np.asarray(key, dtype=np.float64)
+    if key.shape != balance.shape:
+        raise ValueError(f"key must have shape {balance.shape}, got {key.shape}")
+    if not np.isfinite(key).all():
+        raise ValueError("key must be finite")
+    if int(per_stratum) != per_stratum or per_stratum < 1:
+        raise ValueError(f"per_stratum must be a positive integer, got {per_stratum!r}")
+    N = balance.shape[0]
+    labels = np.empty(N, dtype=np.int64)
+    positions, weights, strata = [], [], []
+    for s in dict.fromkeys(scen):
+        # one generator per scenario, seeded by the scenario's name: the draw of a scenario
+        # does not depend on which other scenarios the matrix holds or their order
+        rng = np.random.default_rng([int(seed), *_name_seed(s)])
+        idx = np.flatnonzero(scen == s)
+        ks = budget[s]
+        n_strata = max(1, min(ks // int(per_stratum), len(idx)))
+        order = idx[np.lexsort((idx, key[idx]))]
+        local = _equal_mass_cut(balance[order], n_strata)
+        offset = int(labels[:0].size if not strata else max(strata) + 1)
+        labels[order] = local + offset
+        take = np.full(n_strata, ks // n_strata)
+        # the remainder goes to the strata with the most mass per draw, then by order
+        extra = ks - take.sum()
+        mass = np.bincount(local, weights=balance[order], minlength=n_strata)
+        sizes = np.bincount(local, minlength=n_strata)
+        for h in np.argsort(-mass / take, kind="stable"):
+            if extra == 0:
+                break
+            if take[h] < sizes[h]:
+                take[h] += 1
+                extra -= 1
+        if extra:
+            raise ValueError(f"scenario {s!r} has too few items for {ks} anchors")
+        total = mass.sum()
+        for h in range(n_strata):
+            members = order[local == h]
+            pick = np.sort(rng.choice(members, min(take[h], members.size), replace=False))
+            share = balance[pick] / balance[pick].sum()
             positions.extend(pick.tolist())
-            weights.extend((m * balance[pick] / balance[pick].sum()).tolist())
-        tot = np.sum(weights[-alloc.sum():]) if alloc.sum() else 1.0
-        weights[-alloc.sum():] = (np.array(weights[-alloc.sum():]) / tot).tolist()
-    return AnchorSet(np.array(positions), np.array(weights), labels, "stratified", seed)
+            weights.extend((mass[h] / total * share).tolist())
+            strata.extend([h + offset] * pick.size)
+    positions, weights, strata = np.array(positions), np.array(weights), np.array(strata)
+    # anchors in item order within each scenario (the tiny dataset's rows); strata go along
+    out_order = np.lexsort((positions, [list(dict.fromkeys(scen)).index(scen[p]) for p in positions]))
+    return AnchorSet(positions[out_order], weights[out_order], labels, "stratified", seed, strata[out_order])
+
+
+def _equal_mass_cut(mass: np.ndarray, n_strata: int) -> np.ndarray:
+    """Stratum of each item of an ordered list: ``n_strata`` contiguous runs of equal mass.
+
+    An item goes to the stratum holding the middle of its mass; when a heavy item leaves
+    a stratum empty, the run with the most items is split at its mass midpoint.
+    """
+    n = mass.shape[0]
+    if n_strata >= n:
+        return np.arange(n)
+    cum = np.cumsum(mass)
+    mid = (cum - mass / 2) / cum[-1]
+    lab = np.minimum((mid * n_strata).astype(np.int64), n_strata - 1)
+    _, lab = np.unique(lab, return_inverse=True)
+    while lab.max() + 1 < n_strata:
+        sizes = np.bincount(lab)
+        h = int(np.argmax(sizes))
+        members = np.flatnonzero(lab == h)
+        c = np.cumsum(mass[members])
+        cut = members[int(np.searchsorted(c, c[-1] / 2))]
+        cut = min(max(cut, members[0] + 1), members[-1])
+        lab[lab > h] += 1
+        lab[(lab == h) & (np.arange(n) >= cut)] = h + 1
+    return lab
+
+
+def _name_seed(name: str) -> list[int]:
+    """Stable integers from a name (not Python's randomised ``hash``)."""
+    import hashlib
+
+    digest = hashlib.sha256(str(name).encode("utf-8")).digest()
+    return [int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4)]

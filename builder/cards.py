@@ -140,7 +140,7 @@ def _anchors_by_config(folder: Path, manifest: dict) -> dict[str, list[str]]:
 def plot_validation(reports: list[tuple[str, dict]], path: str | os.PathLike) -> str | None:
     """Draw estimated vs true scores of the out-of-fold models; None on success, else a note.
 
-    One panel per scenario; x = true full score, y = gp-IRT estimate from the anchors, bars =
+    One panel per scenario; x = true full score, y = the score estimated from the anchors, bars =
     95% interval. Agg canvas (no pyplot, no display), fixed size and dpi, no software/date
     metadata: the PNG bytes are deterministic.
     """
@@ -157,7 +157,7 @@ def plot_validation(reports: list[tuple[str, dict]], path: str | os.PathLike) ->
             continue
         for s, name in enumerate(oof["scenarios"]):
             pts = [(t[s], g[s], lo[s], hi[s]) for t, g, lo, hi in
-                   zip(oof["truth"], oof["gpirt"], oof["ci_low"], oof["ci_high"])
+                   zip(oof["truth"], oof.get("score", oof.get("gpirt")), oof["ci_low"], oof["ci_high"])
                    if t[s] is not None and g[s] is not None]
             if pts:
                 panels.append((name, pts))
@@ -184,7 +184,7 @@ def plot_validation(reports: list[tuple[str, dict]], path: str | os.PathLike) ->
         ax.set_aspect("equal")
         ax.set_title(f"{name}: {len(t)} held-out models, MAE {mae:.3f}", fontsize=9)
         ax.set_xlabel("true score (all examples)", fontsize=8)
-        ax.set_ylabel("gp-IRT estimate (anchors) and 95% interval", fontsize=8)
+        ax.set_ylabel("estimate from the anchors and 95% interval", fontsize=8)
         ax.tick_params(labelsize=7)
         ax.grid(True, color="0.92", lw=0.6)
     fig.subplots_adjust(left=0.8 / (4.2 * ncols), right=1 - 0.15 / (4.2 * ncols), bottom=0.55 / (4.2 * nrows),
@@ -222,13 +222,15 @@ def changelog(current: CardInputs, previous: CardInputs | None) -> dict:
     for _, rep in current.reports:
         for r in rep.get("table", []):
             o = old_rows.get(r["scenario"])
-            for metric in ("gpirt", "random", "spearman", "coverage"):
-                out["errors"].append({"scenario": r["scenario"], "metric": metric,
-                                      "before": None if o is None else o.get(metric), "after": r.get(metric)})
+            for metric in ("score", "random", "spearman", "coverage"):
+                # releases before the score existed reported gp-IRT as their estimate
+                before = None if o is None else o.get(metric, o.get("gpirt") if metric == "score" else None)
+                out["errors"].append({"scenario": r["scenario"], "metric": metric, "before": before,
+                                      "after": r.get(metric)})
     return out
 
 
-_METRIC_LABEL = {"gpirt": "gp-IRT MAE", "random": "random-k MAE", "spearman": "Spearman", "coverage": "95% coverage"}
+_METRIC_LABEL = {"score": "score MAE", "random": "random-k MAE", "spearman": "Spearman", "coverage": "95% coverage"}
 
 
 def _fmt(v: Any, metric: str) -> str:
@@ -325,6 +327,7 @@ def render_card(card: CardInputs, previous: CardInputs | None = None,
         n_anchors=sum(e["n_anchors"] for e in manifest.get("estimators", [])),
         n_items=sum(e["n_items"] for e in manifest.get("estimators", [])),
         n_kmeans_seeds=params.get("n_seeds") or 10,
+        design=params.get("design", "kmeans"),
         configs=configs, estimators=estimators, inputs=manifest.get("inputs", {}), parameters=shown_params,
         validation=validation, plot=plot, plot_note=plot_note or "",
         harness_tasks=harness, changelog=changelog_markdown(ch),

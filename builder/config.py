@@ -6,8 +6,8 @@
     build_benchmark("tinyMMLU", responses, content, options, out="build/tinyMMLU")
 
 :class:`FitOptions` mirrors the keyword parameters of :func:`builder.fitting.fit_estimator`
-that are settings (not ``matrix``, ``n_anchors``, ``seed``, ``progress`` or ``metadata``, which
-a build sets per estimator); ``fit_estimator(matrix, **options.as_kwargs())`` calls it. A
+that are settings (not ``matrix``, ``n_anchors``, ``seed``, ``scenario_order``, ``progress`` or
+``metadata``, which a build sets per estimator); ``fit_estimator(matrix, **options.as_kwargs())`` calls it. A
 test keeps the fields and defaults in agreement with the signature.
 
 This module imports nothing of the package (the settings sit below every floor that uses them).
@@ -40,16 +40,16 @@ class FitOptions:
     """
 
     n_dims: int | None = None
+    design: str = "stratified"
     n_seeds: int = 10
     n_folds: int | None = None
     validation_fraction: float = 0.2
     binarize: bool | float = False
     irt_params: Mapping[str, Any] | None = None
-    embedding: str = "irt"
-    blend_mode: str = "lambda"
+    kappa: float = 16.0
 
     #: the options every manifest records (``parameters``), in this order
-    RECORDED = ("n_dims", "n_seeds", "n_folds", "validation_fraction", "binarize", "irt_params", "embedding")
+    RECORDED = ("n_dims", "design", "n_seeds", "n_folds", "validation_fraction", "binarize", "irt_params", "kappa")
 
     def __post_init__(self) -> None:
         if self.irt_params is not None:

@@ -134,7 +134,8 @@ def fit_estimators(spec: BenchmarkSpec, inputs: BuildInputs, options: BuildOptio
                     "original_bench": spec.original_bench,
                     "original_scenarios": {c.scenario: c.original_scenario or c.scenario for c in configs}}
         result = fit_estimator(sub_m, n_anchors=k * len(configs), seed=options.seed, progress=progress,
-                               metadata=metadata, **options.fit.as_kwargs())
+                               metadata=metadata, scenario_order=[c.scenario for c in configs],
+                               **options.fit.as_kwargs())
         path = "" if len(groups) == 1 else configs[0].name
         fits.append(EstimatorFit(path, tuple(configs), result.estimator, result.report, content_of))
     return fits

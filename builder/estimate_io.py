@@ -13,7 +13,7 @@ import pandas as pd
 from .estimator import TinyEstimator
 from .matrix import ResponseMatrix
 
-COLUMNS = ["model", "irt", "pirt", "gpirt", "ci_low", "ci_high", "n_answered"]
+COLUMNS = ["model", "score", "ci_low", "ci_high", "irt", "pirt", "gpirt", "n_answered"]
 
 
 def estimate_table(folder: str | os.PathLike, scores_path: str | os.PathLike) -> pd.DataFrame:
@@ -44,7 +44,7 @@ def estimate_table(folder: str | os.PathLike, scores_path: str | os.PathLike) ->
     for model, r in zip(matrix.models, results):
         row = {"model": model, **{k: r[k] for k in COLUMNS[1:]}}
         for name, per in (r.get("scenarios") or {}).items():
-            for k in ("irt", "pirt", "gpirt", "ci_low", "ci_high"):
+            for k in ("score", "ci_low", "ci_high", "irt", "pirt", "gpirt"):
                 row[f"{name}.{k}"] = per[k]
         rows.append(row)
     return pd.DataFrame(rows)

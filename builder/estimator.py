@@ -3,8 +3,8 @@
 This file is standalone: it needs only numpy and scipy, and is uploaded as-is next to
 the tiny dataset together with its side files::
 
-    estimator.json          item ids, anchor ids, gp-IRT lambdas, interval calibration
-    irt_parameters.npz      IRT item parameters and per-item weights (no pickle)
+    estimator.json          item ids, anchor ids, the chosen estimator and its calibration
+    irt_parameters.npz      IRT item parameters, strata, anchor weights, regression weights (no pickle)
 
 Usage::
 
@@ -14,24 +14,33 @@ Usage::
     est.estimate({"abstract_algebra.12": 1.0, ...})     # any subset of the anchors
     est.estimate(matrix)                                 # 2-D: one result per row
 
-Each result maps ``irt`` (anchor-weighted mean), ``pirt`` (observed anchors plus IRT
-predictions for every other item), ``gpirt`` (their calibrated blend), ``ci_low`` and
-``ci_high`` (a calibrated 95% interval around ``gpirt``), ``n_answered`` and, for
-bundles of several benchmarks, ``scenarios`` with the same keys per benchmark.
+Each result maps ``score`` (the estimate to read) with ``ci_low``..``ci_high`` (its 95%
+interval) and ``se``, the components ``irt`` (anchor-weighted mean), ``pirt``
+(observed anchors plus IRT predictions for every other item) and ``gpirt`` (their
+blend, as in tinyBenchmarks), ``n_answered`` and, for bundles of several benchmarks,
+``scenarios`` with the same keys per benchmark.
 
-How the estimates are computed (Maia Polo et al. 2024, with an interval added):
+How ``score`` is computed (for tiny benchmarks built with the stratified design):
 
-* the ability ``theta`` is the MAP under the 2PL model on the answered anchors, with
-  the fitted abilities of the training models as a Gaussian prior; its Laplace
-  covariance ``S`` gives the uncertainty;
-* unseen item ``j`` is predicted by the posterior-averaged probability
-  ``sigmoid(m_j / sqrt(1 + pi/8 * a_j' S a_j))``, ``m_j = theta . a_j - b_j``;
-* ``pirt = sum_seen w_j y_j + sum_unseen w_j p_j`` (``w`` = balance weights);
-* ``gpirt = lambda * irt + (1 - lambda) * pirt`` with lambda chosen on held-out
-  training models;
-* the standard error combines the sampling error of the anchors (per cluster), the
-  Bernoulli noise of the unseen items and the uncertainty of theta (delta method), and is
-  scaled by a factor fitted so that the interval covers held-out training models.
+* the anchors are a stratified random sample of the items (strata of equal weight along
+  the items' easiness), so a *design-based* estimate exists that is unbiased for any
+  model, whether or not the IRT model describes it: ``db`` = the IRT prediction of the
+  full score plus the stratified mean of the residuals ``y_j - p_j`` on the anchors
+  (augmented inverse-probability weighting); its standard error comes from the spread of
+  the residuals within strata;
+* a *model-based* estimate ``mb`` learned from the training models: a weighted mix of
+  p-IRT and a ridge regression of the residual full score on the anchor results (weights
+  and the mix chosen out-of-fold); its error ``sigma`` is measured out-of-fold;
+* ``score = g * db + (1 - g) * mb`` with ``g = s2 / (s2 + se_db^2)`` and
+  ``s2 = sigma^2 + kappa * d^2``, where ``d`` is how far ``db`` lies outside the
+  training models' score range: models like the training ones get the sharper
+  model-based estimate, models outside the range (typically newer, stronger ones) get the
+  design-based one, and the interval widens accordingly.
+
+The ability ``theta`` is the MAP on the answered anchors with the training models'
+abilities as a Gaussian prior; unseen items get the posterior-averaged probability
+``sigmoid(m_j / sqrt(1 + pi/8 * a_j' S a_j))``. Tiny benchmarks built with the original
+k-means design (or imported from the original release) report ``score = gpirt``.
 """
 
 from __future__ import annotations
@@ -40,6 +49,7 @@ import hashlib
 import json
 import math
 import os
+import zipfile
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -48,7 +58,7 @@ from scipy.special import expit
 from scipy.stats import norm
 
 FORMAT = "tinybenchmarks-estimator"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 JSON_NAME = "estimator.json"
 NPZ_NAME = "irt_parameters.npz"
 MANIFEST_NAME = "manifest.json"
@@ -62,32 +72,55 @@ ORIGINAL_BENCHMARKS = {
     "truthfulqa": "tinyTruthfulQA", "gsm8k": "tinyGSM8k", "alpaca": "tinyAlpacaEval", "helm_lite": "tinyHELM",
     "lb": "tinyOpenLLMLeaderboard",
 }
-_NPZ_KEYS = ("A", "b", "balance", "scenario", "cluster", "anchor_positions", "anchor_weights")
+#: how ``score`` is formed: the composite of the design- and model-based estimates, or gp-IRT
+METHODS = ("composite", "gpirt")
+_NPZ_KEYS = ("A", "b", "balance", "scenario", "strata", "anchor_positions", "anchor_weights", "anchor_strata",
+             "ridge_coef")
+#: per-scenario settings and their defaults (what an estimator without calibration uses)
+DEFAULT_PARAMS = {
+    "method": "gpirt", "lambda": 0.5, "interval_scale": 1.0, "pirt_weight": 1.0, "sigma": 0.0,
+    "range": [0.0, 1.0], "kappa": 16.0, "ridge_intercept": 0.0,
+}
+# a sanity bound on stored parameters: |a|, |b| beyond this are corrupt, not fitted
+_MAX_PARAM = 1e4
 
 
 class TinyEstimator:
-    """Full-score estimates (irt, p-IRT, gp-IRT, 95% interval) from anchor results.
+    """Full-score estimates (score with a 95% interval; irt, p-IRT, gp-IRT) from anchor results.
 
     Build one with :meth:`load` (a folder of side files) or :meth:`from_hub`; the
     builder creates them with the constructor and :meth:`save`.
 
-    Attributes
+    Parameters
     ----------
-    item_ids : list of str
-        Every item of the full benchmark, in order (N).
-    anchor_ids : list of str
-        The k anchor item ids, in the order a positional input follows (the tiny
-        dataset's row order).
-    scenarios : list of str
-        Benchmark names (one for a single benchmark; several for a bundle).
-    lambdas : dict
-        gp-IRT weight of ``irt`` per scenario.
-    precision_weights : dict
-        For scenarios listed here, gp-IRT weighs ``irt`` per model by inverse variance
-        with these calibrated standard-error scales ``(c_irt, c_pirt)`` instead of lambda.
-    interval_scale : dict
-        Factor applied to the model-based standard error, per scenario.
-    metadata : dict
+    item_ids : sequence of str (N,)
+    anchor_positions : sequence of int (k,)
+        Positions of the anchors in ``item_ids``, in the order a positional input follows.
+    anchor_weights : sequence of float (k,)
+        Weight of each anchor in the anchor-weighted mean (sum 1 per scenario).
+    A, b : ndarray (N, D), (N,)
+        IRT discriminations and difficulties.
+    balance : ndarray (N,)
+        Item weights of the full score (normalised per scenario here).
+    scenario_index : ndarray (N,) of int; scenario_names : sequence of str (S,)
+    strata : ndarray (N,) of int
+        Stratum of every item (anchors sample the strata).
+    anchor_strata : ndarray (k,) of int, optional
+        Stratum of every anchor; default ``strata[anchor_positions]``.
+    prior_mean, prior_cov : ndarray (D,), (D, D)
+        Gaussian prior of theta (the training models' abilities).
+    params : mapping scenario -> dict, optional
+        Per-scenario settings (:data:`DEFAULT_PARAMS`): ``method`` ("composite" or
+        "gpirt"), ``lambda`` (gp-IRT weight of irt), ``interval_scale``,
+        ``pirt_weight`` (share of p-IRT in the model-based estimate), ``sigma`` (its
+        out-of-fold error), ``range`` (training score range), ``kappa`` (penalty
+        outside the range) and ``ridge_intercept``.
+    ridge_coef : ndarray (k,), optional
+        Ridge weight of each anchor in its scenario's regression (default 0).
+    design : str
+        How the anchors were chosen ("stratified", "kmeans", "original").
+    confidence : float
+    metadata : mapping, optional
         Free-form build information (benchmark name, version, validation table).
     """
 
@@ -101,63 +134,103 @@ class TinyEstimator:
         balance: np.ndarray,
         scenario_index: np.ndarray,
         scenario_names: Sequence[str],
-        cluster: np.ndarray,
+        strata: np.ndarray,
         prior_mean: np.ndarray,
         prior_cov: np.ndarray,
-        lambdas: Mapping[str, float] | None = None,
-        interval_scale: Mapping[str, float] | None = None,
+        params: Mapping[str, Mapping[str, Any]] | None = None,
+        anchor_strata: np.ndarray | None = None,
+        ridge_coef: np.ndarray | None = None,
+        design: str = "stratified",
         confidence: float = 0.95,
         metadata: Mapping[str, Any] | None = None,
-        precision_weights: Mapping[str, Sequence[float]] | None = None,
     ) -> None:
         self.item_ids = [str(i) for i in item_ids]
         N = len(self.item_ids)
+        if N == 0:
+            raise ValueError("no items")
+        if len(set(self.item_ids)) != N:
+            raise ValueError("item ids must be unique")
         self.A = np.atleast_2d(np.asarray(A, dtype=np.float64))
         self.b = np.asarray(b, dtype=np.float64).reshape(-1)
         if self.A.shape[0] != N or self.b.shape != (N,):
             raise ValueError(f"A must be ({N}, D) and b ({N},), got {self.A.shape} and {self.b.shape}")
+        _check_finite("A", self.A, bound=_MAX_PARAM)
+        _check_finite("b", self.b, bound=_MAX_PARAM)
         self.n_dims = self.A.shape[1]
         self.balance = np.asarray(balance, dtype=np.float64).reshape(-1)
-        self.scenario_index = np.asarray(scenario_index, dtype=np.int64).reshape(-1)
-        self.cluster = np.asarray(cluster, dtype=np.int64).reshape(-1)
-        for name, arr in (("balance", self.balance), ("scenario_index", self.scenario_index), ("cluster", self.cluster)):
+        self.scenario_index = _as_int(scenario_index, "scenario_index").reshape(-1)
+        self.strata = _as_int(strata, "strata").reshape(-1)
+        for name, arr in (("balance", self.balance), ("scenario_index", self.scenario_index), ("strata", self.strata)):
             if arr.shape != (N,):
                 raise ValueError(f"{name} must have shape ({N},), got {arr.shape}")
+        _check_finite("balance", self.balance)
+        if (self.balance <= 0).any():
+            raise ValueError("balance weights must be positive")
         self.scenarios = [str(s) for s in scenario_names]
+        if not self.scenarios or len(set(self.scenarios)) != len(self.scenarios):
+            raise ValueError("scenario names must be non-empty and unique")
         if self.scenario_index.min() < 0 or self.scenario_index.max() >= len(self.scenarios):
             raise ValueError("scenario_index out of range of scenario_names")
-        self.anchor_positions = np.asarray(anchor_positions, dtype=np.int64).reshape(-1)
+        self.anchor_positions = _as_int(anchor_positions, "anchor_positions").reshape(-1)
         self.anchor_weights = np.asarray(anchor_weights, dtype=np.float64).reshape(-1)
         k = self.anchor_positions.shape[0]
+        if k == 0:
+            raise ValueError("no anchors")
         if self.anchor_weights.shape != (k,):
             raise ValueError(f"{k} anchors but {self.anchor_weights.shape[0]} anchor weights")
-        if k == 0 or self.anchor_positions.min() < 0 or self.anchor_positions.max() >= N:
+        _check_finite("anchor_weights", self.anchor_weights)
+        if (self.anchor_weights < 0).any():
+            raise ValueError("anchor weights must be non-negative")
+        if self.anchor_positions.min() < 0 or self.anchor_positions.max() >= N:
             raise ValueError("anchor positions out of range")
         if len(set(self.anchor_positions.tolist())) != k:
             raise ValueError("anchor positions must be distinct")
-        if self.cluster.min() < 0 or self.cluster.max() >= k:
-            raise ValueError("cluster labels must index the anchors")
+        if self.strata.min() < 0:
+            raise ValueError("strata must be non-negative")
+        self.anchor_strata = (self.strata[self.anchor_positions] if anchor_strata is None
+                              else _as_int(anchor_strata, "anchor_strata").reshape(-1))
+        if self.anchor_strata.shape != (k,) or not np.array_equal(self.anchor_strata, self.strata[self.anchor_positions]):
+            raise ValueError("anchor_strata must be the strata of the anchor positions")
+        if set(np.unique(self.strata).tolist()) - set(self.anchor_strata.tolist()):
+            raise ValueError("every stratum needs at least one anchor")
+        # a stratum lies within one scenario
+        first = np.zeros(self.strata.max() + 1, dtype=np.int64)
+        first[self.strata] = self.scenario_index
+        if not np.array_equal(first[self.strata], self.scenario_index):
+            raise ValueError("a stratum spans several scenarios")
+        self.ridge_coef = np.zeros(k) if ridge_coef is None else np.asarray(ridge_coef, dtype=np.float64).reshape(-1)
+        if self.ridge_coef.shape != (k,):
+            raise ValueError(f"ridge_coef must have shape ({k},), got {self.ridge_coef.shape}")
+        _check_finite("ridge_coef", self.ridge_coef, bound=_MAX_PARAM)
         self.prior_mean = np.asarray(prior_mean, dtype=np.float64).reshape(-1)
         self.prior_cov = np.atleast_2d(np.asarray(prior_cov, dtype=np.float64))
         if self.prior_mean.shape != (self.n_dims,) or self.prior_cov.shape != (self.n_dims, self.n_dims):
             raise ValueError("prior mean/cov do not match the IRT dimension")
-        self.lambdas = {s: float((lambdas or {}).get(s, 0.5)) for s in self.scenarios}
-        self.interval_scale = {s: float((interval_scale or {}).get(s, 1.0)) for s in self.scenarios}
-        # scenarios whose gp-IRT weights irt and p-IRT per model by calibrated precision
-        self.precision_weights = {
-            str(s): (float(v[0]), float(v[1])) for s, v in (precision_weights or {}).items() if v is not None
-        }
-        unknown = set(self.precision_weights) - set(self.scenarios)
+        _check_finite("prior mean", self.prior_mean, bound=_MAX_PARAM)
+        _check_finite("prior cov", self.prior_cov, bound=_MAX_PARAM)
+        if not np.allclose(self.prior_cov, self.prior_cov.T) or np.linalg.eigvalsh(self.prior_cov).min() <= 0:
+            raise ValueError("prior cov must be symmetric positive definite")
+        unknown = set(params or {}) - set(self.scenarios)
         if unknown:
-            raise ValueError(f"precision_weights for unknown scenario(s) {sorted(unknown)}")
+            raise ValueError(f"params for unknown scenario(s) {sorted(unknown)}")
+        self.params = {s: _check_params(s, (params or {}).get(s, {})) for s in self.scenarios}
+        if design not in ("stratified", "kmeans", "original"):
+            raise ValueError(f"unknown design {design!r}")
+        self.design = design
         if not 0 < confidence < 1:
             raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
         self.confidence = float(confidence)
         self.metadata = dict(metadata or {})
         self._prepare()
 
+    @property
+    def lambdas(self) -> dict:
+        """gp-IRT weight of ``irt`` per scenario."""
+        return {s: p["lambda"] for s, p in self.params.items()}
+
     # ----------------------------------------------------------- derived data
     def _prepare(self) -> None:
+        N, S, k = len(self.item_ids), len(self.scenarios), len(self.anchor_positions)
         self.anchor_ids = [self.item_ids[p] for p in self.anchor_positions]
         self._anchor_index = {a: i for i, a in enumerate(self.anchor_ids)}
         self._item_set = set(self.item_ids)
@@ -166,21 +239,11 @@ class TinyEstimator:
         self._b_anchor = self.b[self.anchor_positions]
         self._anchor_scenario = self.scenario_index[self.anchor_positions]
         # balance weights normalised per scenario (they define the full score)
-        S = len(self.scenarios)
         tot = np.bincount(self.scenario_index, weights=self.balance, minlength=S)
         self._w = self.balance / tot[self.scenario_index]
         self._w_anchor = self._w[self.anchor_positions]
-        self._one_hot = np.zeros((len(self.item_ids), S))
-        self._one_hot[np.arange(len(self.item_ids)), self.scenario_index] = 1.0
-        self._scale = np.array([self.interval_scale[s] for s in self.scenarios])
-        self._z = float(norm.ppf(0.5 + self.confidence / 2))
-        k = len(self.anchor_ids)
-        # cluster masses (within scenario) for the sampling error of the weighted mean
-        self._cluster_mass = np.bincount(self.cluster, weights=self._w, minlength=k)
-        self._order = np.argsort(self.cluster, kind="stable")
-        counts = np.bincount(self.cluster, minlength=k)
-        self._nonempty = np.flatnonzero(counts)
-        self._starts = np.concatenate([[0], np.cumsum(counts)[:-1]])[self._nonempty]
+        self._one_hot = np.zeros((N, S))
+        self._one_hot[np.arange(N), self.scenario_index] = 1.0
         self._anchor_one_hot = self._one_hot[self.anchor_positions]
         # (N, S) view of a contiguous (S, N) array: numpy 2.x multiplies (n, N) @ (N, 1)
         # about 1000x slower when the right operand is a C-contiguous column
@@ -188,7 +251,31 @@ class TinyEstimator:
         self._scenario_items = [np.flatnonzero(self.scenario_index == s) for s in range(S)]
         self._scenario_anchors = [np.flatnonzero(self._anchor_scenario == s) for s in range(S)]
         # outer products a_j a_j' flattened: a_j' S a_j for all items is one product
-        self._AA = np.einsum("jd,je->jde", self.A, self.A).reshape(len(self.item_ids), -1)
+        self._AA = np.einsum("jd,je->jde", self.A, self.A).reshape(N, -1)
+        self._z = float(norm.ppf(0.5 + self.confidence / 2))
+        # strata: relabelled 0..H-1; item sums per stratum through one reduceat
+        _, self._item_h = np.unique(self.strata, return_inverse=True)
+        self._anchor_h = self._item_h[self.anchor_positions]
+        H = int(self._item_h.max()) + 1
+        self._H = H
+        self._W_h = np.bincount(self._item_h, weights=self._w, minlength=H)  # stratum mass
+        self._N_h = np.bincount(self._item_h, minlength=H).astype(np.float64)
+        self._n_h = np.bincount(self._anchor_h, minlength=H).astype(np.float64)  # anchors per stratum
+        self._h_scenario = np.zeros(H, dtype=np.int64)
+        self._h_scenario[self._item_h] = self.scenario_index
+        self._h_one_hot = np.zeros((H, S))
+        self._h_one_hot[np.arange(H), self._h_scenario] = 1.0
+        self._anchor_h_one_hot = np.zeros((k, H))
+        self._anchor_h_one_hot[np.arange(k), self._anchor_h] = 1.0
+        self._order = np.argsort(self._item_h, kind="stable")
+        self._starts = np.concatenate([[0], np.cumsum(np.bincount(self._item_h, minlength=H))[:-1]])
+        # one anchor per stratum everywhere (k-means, original): no within-stratum spread
+        self._single = bool((self._n_h <= 1).all())
+        self._p = {key: np.array([self.params[s][key] for s in self.scenarios], dtype=np.float64)
+                   for key in ("lambda", "interval_scale", "pirt_weight", "sigma", "kappa", "ridge_intercept")}
+        self._lo = np.array([self.params[s]["range"][0] for s in self.scenarios])
+        self._hi = np.array([self.params[s]["range"][1] for s in self.scenarios])
+        self._composite = np.array([self.params[s]["method"] == "composite" for s in self.scenarios])
 
     # ------------------------------------------------------------------ I/O
     def irt_parameters(self) -> tuple[np.ndarray, np.ndarray]:
@@ -205,10 +292,9 @@ class TinyEstimator:
             "n_items": len(self.item_ids),
             "n_anchors": len(self.anchor_ids),
             "n_dims": self.n_dims,
+            "design": self.design,
             "scenarios": self.scenarios,
-            "lambdas": self.lambdas,
-            "interval_scale": self.interval_scale,
-            "precision_weights": {s: list(v) for s, v in self.precision_weights.items()},
+            "params": self.params,
             "confidence": self.confidence,
             "ability_prior": {"mean": self.prior_mean.tolist(), "cov": self.prior_cov.tolist()},
             "anchor_ids": self.anchor_ids,
@@ -216,19 +302,24 @@ class TinyEstimator:
             "metadata": self.metadata,
         }
         json_path = folder / JSON_NAME
-        json_path.write_text(json.dumps(meta, indent=1, sort_keys=False) + "\n", encoding="utf-8")
+        json_path.write_text(json.dumps(meta, indent=1, sort_keys=False, allow_nan=False) + "\n", encoding="utf-8")
         npz_path = folder / NPZ_NAME
         arrays = {
             "A": self.A, "b": self.b, "balance": self.balance, "scenario": self.scenario_index,
-            "cluster": self.cluster, "anchor_positions": self.anchor_positions,
-            "anchor_weights": self.anchor_weights,
+            "strata": self.strata, "anchor_positions": self.anchor_positions,
+            "anchor_weights": self.anchor_weights, "anchor_strata": self.anchor_strata, "ridge_coef": self.ridge_coef,
         }
         _write_npz_deterministic(npz_path, arrays)
         return [json_path, npz_path]
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "TinyEstimator":
-        """Read the side files from a folder (no pickle: loading runs no code)."""
+        """Read the side files from a folder (no pickle: loading runs no code).
+
+        Every field and array is checked; a missing, malformed or implausible one raises
+        ``ValueError`` naming the file and the field. Array sizes are checked against the
+        item count *before* the arrays are read.
+        """
         folder = Path(path)
         json_path, npz_path = folder / JSON_NAME, folder / NPZ_NAME
         for p in (json_path, npz_path):
@@ -236,33 +327,60 @@ class TinyEstimator:
                 raise FileNotFoundError(f"{p} not found: is {folder} a tiny benchmark folder?")
         try:
             meta = json.loads(json_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
             raise ValueError(f"{json_path}: not valid JSON ({exc})") from exc
+        if not isinstance(meta, dict):
+            raise ValueError(f"{json_path}: not a JSON object")
         if meta.get("format") != FORMAT:
             raise ValueError(f"{json_path}: not a tiny estimator file (format={meta.get('format')!r})")
-        if int(meta.get("schema_version", 0)) > SCHEMA_VERSION:
+        version = meta.get("schema_version", 0)
+        if not isinstance(version, int) or version < 1:
+            raise ValueError(f"{json_path}: field 'schema_version' must be a positive integer")
+        if version > SCHEMA_VERSION:
             raise ValueError(
-                f"{json_path}: schema version {meta['schema_version']} is newer than this estimator "
+                f"{json_path}: schema version {version} is newer than this estimator "
                 f"({SCHEMA_VERSION}); use the estimator.py shipped next to the data"
             )
-        with np.load(npz_path, allow_pickle=False) as z:
-            missing = [k for k in _NPZ_KEYS if k not in z.files]
-            if missing:
-                raise ValueError(f"{npz_path}: missing arrays {missing}")
-            arr = {k: z[k] for k in _NPZ_KEYS}
-        est = cls(
-            item_ids=meta["item_ids"],
-            anchor_positions=arr["anchor_positions"],
-            anchor_weights=arr["anchor_weights"],
-            A=arr["A"], b=arr["b"], balance=arr["balance"], scenario_index=arr["scenario"],
-            scenario_names=meta["scenarios"], cluster=arr["cluster"],
-            prior_mean=meta["ability_prior"]["mean"], prior_cov=meta["ability_prior"]["cov"],
-            lambdas=meta.get("lambdas"), interval_scale=meta.get("interval_scale"),
-            confidence=meta.get("confidence", 0.95), metadata=meta.get("metadata"),
-            precision_weights=meta.get("precision_weights"),
-        )
-        if est.anchor_ids != [str(a) for a in meta["anchor_ids"]]:
+        field = _FieldReader(json_path, meta)
+        item_ids = field.str_list("item_ids")
+        anchor_ids = field.str_list("anchor_ids")
+        scenarios = field.str_list("scenarios")
+        prior = field.get("ability_prior", dict)
+        N, k = len(item_ids), len(anchor_ids)
+        D = len(prior.get("mean", [])) if isinstance(prior.get("mean"), list) else 0
+        if version == 1:
+            shapes = {"A": (N, D), "b": (N,), "balance": (N,), "scenario": (N,), "cluster": (N,),
+                      "anchor_positions": (k,), "anchor_weights": (k,)}
+        else:
+            shapes = {"A": (N, D), "b": (N,), "balance": (N,), "scenario": (N,), "strata": (N,),
+                      "anchor_positions": (k,), "anchor_weights": (k,), "anchor_strata": (k,), "ridge_coef": (k,)}
+        arr = _read_npz(npz_path, shapes)
+        try:
+            if version == 1:
+                # schema 1: one anchor per cluster, gp-IRT only (score = gpirt)
+                lambdas, scales = meta.get("lambdas") or {}, meta.get("interval_scale") or {}
+                if not isinstance(lambdas, dict) or not isinstance(scales, dict):
+                    raise ValueError("fields 'lambdas' and 'interval_scale' must be objects")
+                params = {s: {"method": "gpirt", "lambda": lambdas.get(s, 0.5), "interval_scale": scales.get(s, 1.0)}
+                          for s in scenarios}
+                strata, anchor_strata, ridge, design = arr["cluster"], None, None, "kmeans"
+            else:
+                params = field.get("params", dict)
+                strata, anchor_strata, ridge = arr["strata"], arr["anchor_strata"], arr["ridge_coef"]
+                design = field.get("design", str)
+            est = cls(
+                item_ids=item_ids, anchor_positions=arr["anchor_positions"], anchor_weights=arr["anchor_weights"],
+                A=arr["A"], b=arr["b"], balance=arr["balance"], scenario_index=arr["scenario"],
+                scenario_names=scenarios, strata=strata, anchor_strata=anchor_strata, ridge_coef=ridge,
+                prior_mean=prior.get("mean"), prior_cov=prior.get("cov"), params=params, design=design,
+                confidence=meta.get("confidence", 0.95), metadata=meta.get("metadata"),
+            )
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"{folder}: invalid estimator side files: {exc}") from exc
+        if est.anchor_ids != anchor_ids:
             raise ValueError(f"{json_path}: anchor_ids disagree with the anchor positions in {npz_path.name}")
+        if not isinstance(est.metadata, dict):
+            raise ValueError(f"{json_path}: field 'metadata' must be an object")
         return est
 
     @classmethod
@@ -334,42 +452,42 @@ class TinyEstimator:
         ----------
         scores
             * a sequence of k scores in ``anchor_ids`` order (NaN/None = not answered);
-            * a mapping ``{item_id: score}`` over any subset of the anchors;
-            * a 2-D array (n, k): one model per row (returns a list of results).
+            * a mapping ``{item_id: score}`` over any subset of the anchors (a pandas
+              Series whose index holds item ids is read by its labels);
+            * a 2-D array (n, k): one model per row (returns a list of results); a
+              pandas DataFrame is read by its column labels (item ids).
 
             Scores are numbers in [0, 1] (booleans accepted).
 
         Returns
         -------
         dict (or list of dicts for 2-D input)
-            ``irt``, ``pirt``, ``gpirt``, ``ci_low``, ``ci_high``, ``se``,
+            ``score``, ``ci_low``, ``ci_high``, ``se``, ``irt``, ``pirt``, ``gpirt``,
             ``n_answered``, and ``scenarios`` (per-benchmark results) for bundles.
         """
         Y, single = self._parse(scores)
-        comp = self.components(Y)
-        results = self._results(comp)
+        results = self._results(self.components(Y))
         return results[0] if single else results
 
     def components(self, Y: np.ndarray) -> dict:
         """Per-scenario estimator parts for a (n, k) anchor matrix (NaN = unanswered).
 
-        Returns arrays of shape (n, S): ``irt``, ``pirt``, ``se_irt``, ``se_pirt``,
-        and ``answered`` (n, S), the number of answered anchors per scenario.
+        Returns arrays of shape (n, S): ``irt``, ``se_irt``, ``pirt``, ``se_pirt``,
+        ``gpirt``, ``db``, ``se_db`` (design-based), ``ridge``, ``mb`` (model-based),
+        ``score``, ``se`` (of ``score``, calibrated), ``weight_db`` (``g``),
+        ``answered``; ``theta`` (n, D) and ``x`` (n, k), the anchor results with the
+        unanswered ones predicted (the regression's input).
         """
         Y = np.asarray(Y, dtype=np.float64)
+        if Y.ndim != 2 or Y.shape[1] != len(self.anchor_ids):
+            raise ValueError(f"expected an (n, {len(self.anchor_ids)}) anchor matrix, got shape {Y.shape}")
         obs = ~np.isnan(Y)
         n, S = Y.shape[0], len(self.scenarios)
         Yf = np.where(obs, Y, 0.0)
-        # --- irt: anchor-weighted mean over the answered anchors of each scenario
-        wa = self.anchor_weights * obs  # (n, k)
-        num = (wa * Yf) @ self._anchor_one_hot
-        den = wa @ self._anchor_one_hot
-        answered = obs.sum(1, keepdims=True) if S == 1 else (obs @ self._anchor_one_hot).astype(np.int64)
-        irt = np.divide(num, den, out=np.full((n, S), np.nan), where=den > 0)
+        answered = (obs @ self._anchor_one_hot).astype(np.int64)
         # --- theta: MAP on the answered anchors, Laplace covariance
         theta, cov = _map_abilities(Yf, obs, self._A_anchor, self._b_anchor, self.prior_mean, self._prior_prec)
-        # posterior-averaged P(correct): sigmoid(m / sqrt(1 + pi/8 a'Sa)), with a'Sa for
-        # all items as one product with the items' outer products
+        # posterior-averaged P(correct): sigmoid(m / sqrt(1 + pi/8 a'Sa))
         q = cov.reshape(n, -1) @ self._AA.T  # (n, N)
         q *= np.pi / 8.0
         q += 1.0
@@ -380,13 +498,11 @@ class TinyEstimator:
         P = expit(P, out=P)
         V = q  # reuse the buffer: V = P (1 - P)
         np.multiply(P, 1.0 - P, out=V)
-        # --- pirt: sum over all items of w p, then the answered anchors' y replace their p
         Pa, Va = P[:, self.anchor_positions], V[:, self.anchor_positions]
-        wa_items = self._w_anchor * obs  # (n, k): balance weight of answered anchors
-        seen_fix = wa_items * (Yf - Pa)
+        # --- pirt: sum over all items of w p, then the answered anchors' y replace their p
+        wa_items = self._w_anchor * obs
+        pirt = (P * self._w) @ self._sum_by_scenario + (wa_items * (Yf - Pa)) @ self._anchor_one_hot
         wV = V * self._w
-        pirt = (P * self._w) @ self._sum_by_scenario + seen_fix @ self._anchor_one_hot
-        # --- standard errors of pirt: Bernoulli noise of unseen items + theta uncertainty
         bern = (wV * self._w) @ self._sum_by_scenario - (wa_items * self._w_anchor * Va) @ self._anchor_one_hot
         theta_var = np.empty((n, S))
         for s in range(S):
@@ -395,30 +511,91 @@ class TinyEstimator:
             g -= (wa_items[:, acols] * Va[:, acols]) @ self._A_anchor[acols]
             theta_var[:, s] = np.einsum("nd,nde,ne->n", g, cov, g)
         se_pirt = np.sqrt(np.maximum(bern, 0.0) + theta_var)
-        se_irt = self._se_weighted_mean(P, obs)
-        return {"irt": irt, "pirt": pirt, "se_irt": se_irt, "se_pirt": se_pirt, "answered": answered,
-                "theta": theta}
+        # --- stratum means of the answered anchors and the population means of p
+        Pbar_h = self._stratum_sums(P * self._w) / np.where(self._W_h > 0, self._W_h, 1.0)  # (n, H)
+        u = self._w_anchor * obs  # Hajek weights within a stratum
+        U_h = u @ self._anchor_h_one_hot
+        seen_h = U_h > 0
+        safe_U = np.where(seen_h, U_h, 1.0)
+        ybar_h = (u * Yf) @ self._anchor_h_one_hot / safe_U
+        xbar_h = (u * Pa) @ self._anchor_h_one_hot / safe_U
+        mass_seen = (seen_h * self._W_h) @ self._h_one_hot
+        irt = np.divide((seen_h * self._W_h * ybar_h) @ self._h_one_hot, mass_seen,
+                        out=np.full((n, S), np.nan), where=mass_seen > 0)
+        db = (self._W_h * np.where(seen_h, ybar_h - xbar_h + Pbar_h, Pbar_h)) @ self._h_one_hot
+        if self._single:
+            se_irt = self._se_one_per_stratum(P, obs)
+            se_db = se_irt
+        else:
+            # per-draw variance the model expects in a stratum (used only when no stratum of
+            # the scenario has two answered anchors to measure it)
+            model_v = np.maximum(Pbar_h - Pbar_h**2, 0.0)
+            se_irt = self._design_se(Yf, obs, u, U_h, ybar_h, model_v)
+            se_db = self._design_se(Yf - Pa, obs, u, U_h, ybar_h - xbar_h, model_v)
+        gpirt = np.where(np.isnan(irt), pirt, self._p["lambda"] * np.nan_to_num(irt) + (1 - self._p["lambda"]) * pirt)
+        # --- model-based: p-IRT mixed with a ridge regression of the residual full score
+        X = np.where(obs, Yf, Pa)
+        ridge = db + self._p["ridge_intercept"] + (X * self.ridge_coef) @ self._anchor_one_hot
+        mb = self._p["pirt_weight"] * pirt + (1 - self._p["pirt_weight"]) * ridge
+        # --- score: composite weighted by precision, the model-based part discounted
+        # outside the training models' score range
+        dist = np.maximum(0.0, np.maximum(db - self._hi, self._lo - db))
+        s2 = self._p["sigma"] ** 2 + self._p["kappa"] * dist**2
+        v_db = se_db**2
+        g = np.divide(s2, s2 + v_db, out=np.ones_like(s2), where=(s2 + v_db) > 0)
+        comp_score = g * db + (1 - g) * mb
+        # the design-based error is honest by construction; the model-based one is scaled
+        # so that the out-of-fold intervals cover (interval_scale)
+        comp_se = g * se_db + (1 - g) * np.sqrt(s2) * self._p["interval_scale"]
+        gp_se = self._p["lambda"] * np.where(np.isnan(irt), 0.0, se_irt) + (1 - self._p["lambda"]) * se_pirt
+        gp_se = np.where(np.isnan(irt), se_pirt, gp_se) * self._p["interval_scale"]
+        score = np.where(self._composite, comp_score, gpirt)
+        se = np.where(self._composite, comp_se, gp_se)
+        weight_db = np.where(self._composite, g, np.nan)
+        return {"x": X, "irt": irt, "se_irt": se_irt, "pirt": pirt, "se_pirt": se_pirt, "gpirt": gpirt, "db": db,
+                "se_db": se_db, "ridge": ridge, "mb": mb, "score": score, "se": se, "weight_db": weight_db,
+                "answered": answered, "theta": theta}
 
-    def _cluster_sums(self, X: np.ndarray) -> np.ndarray:
-        """Per-anchor-cluster sums of the columns of X (n, N) -> (n, k)."""
-        out = np.zeros((X.shape[0], len(self.anchor_ids)))
-        out[:, self._nonempty] = np.add.reduceat(X[:, self._order], self._starts, axis=1)
-        return out
+    def _stratum_sums(self, X: np.ndarray) -> np.ndarray:
+        """Per-stratum sums of the columns of X (n, N) -> (n, H)."""
+        return np.add.reduceat(X[:, self._order], self._starts, axis=1)
 
-    def _se_weighted_mean(self, P: np.ndarray, obs: np.ndarray) -> np.ndarray:
-        """Model-based standard error of the anchor-weighted mean (stratified sampling).
+    def _design_se(self, R, obs, u, U_h, rbar_h, model_v) -> np.ndarray:
+        """Standard error (n, S) of the stratified mean of ``R`` over the anchors.
 
-        Within cluster c the anchor stands for its members: its error is that of one
-        draw, variance ``v_c = mean_w[p(1-p)] + var_w[p]`` over the members (which is
-        ``mean_w[p] - mean_w[p]^2``); unanswered anchors move their mass to the answered
-        ones, adding the spread of cluster means.
+        Within stratum h the mean of ``m_h`` answered anchors has variance
+        ``m/(m-1) * sum (u_j/U)^2 (r_j - rbar)^2`` (Hajek weights ``u``; the sample
+        variance over ``m`` for equal weights), times ``1 - m/N_h``; the stratum
+        contributes ``W_h^2`` times that. Strata with one answered anchor use the
+        scenario's pooled per-draw variance; unanswered strata (their mass is predicted
+        by the model) count as one draw with that variance. Without any stratum to pool
+        from, the model's per-draw variance ``model_v`` (n, H) stands in.
         """
-        S = len(self.scenarios)
-        n = P.shape[0]
-        mass = self._cluster_mass
-        safe = np.where(mass > 0, mass, 1.0)
-        mean_p = self._cluster_sums(P * self._w) / safe
-        v_c = np.maximum(mean_p - mean_p**2, 0.0)  # (n, k)
+        D = np.where(obs, R - rbar_h[:, self._anchor_h], 0.0)
+        share = np.divide(u, U_h[:, self._anchor_h], out=np.zeros_like(u), where=obs)
+        m = obs @ self._anchor_h_one_hot  # answered anchors per stratum
+        spread = (share**2 * D**2) @ self._anchor_h_one_hot
+        with np.errstate(divide="ignore", invalid="ignore"):
+            var_mean = np.where(m >= 2, m / np.maximum(m - 1, 1) * spread, np.nan)  # variance of the stratum mean
+        per_draw = var_mean * m  # variance of one draw
+        ok = np.isfinite(per_draw)
+        wsum = (ok * self._W_h) @ self._h_one_hot
+        pooled = np.divide((np.where(ok, per_draw, 0.0) * self._W_h) @ self._h_one_hot, wsum,
+                           out=np.zeros_like(wsum), where=wsum > 0)  # (n, S)
+        pooled_h = np.where((wsum > 0)[:, self._h_scenario], pooled[:, self._h_scenario], model_v)
+        fpc = np.clip(1.0 - m / self._N_h, 0.0, 1.0)
+        var_h = np.where(m >= 2, var_mean * fpc, np.where(m == 1, pooled_h * fpc, pooled_h))
+        return np.sqrt(np.maximum((self._W_h**2 * var_h) @ self._h_one_hot, 0.0))
+
+    def _se_one_per_stratum(self, P: np.ndarray, obs: np.ndarray) -> np.ndarray:
+        """Model-based standard error of the anchor-weighted mean when each stratum has
+        one anchor (k-means clusters): within cluster c the anchor stands for its members,
+        variance ``mean_w[p] - mean_w[p]^2``; unanswered mass adds the spread of the
+        cluster means."""
+        S, n = len(self.scenarios), P.shape[0]
+        mean_p = self._stratum_sums(P * self._w) / np.where(self._W_h > 0, self._W_h, 1.0)
+        v_c = np.maximum(mean_p - mean_p**2, 0.0)[:, self._anchor_h]  # (n, k)
+        mean_a = mean_p[:, self._anchor_h]
         out = np.empty((n, S))
         for s in range(S):
             m = self._scenario_anchors[s]
@@ -427,34 +604,28 @@ class TinyEstimator:
             tot = W.sum(1, keepdims=True)
             Wn = np.divide(W, tot, out=np.zeros_like(W), where=tot > 0)
             var = (Wn**2 * v_c[:, m]).sum(1)
-            # unanswered mass: its clusters' means are replaced by the answered average
             miss = 1.0 - tot[:, 0] / aw.sum()
-            mu = (aw * mean_p[:, m]).sum(1) / aw.sum()
-            spread = (aw * (mean_p[:, m] - mu[:, None]) ** 2).sum(1) / aw.sum()
+            mu = (aw * mean_a[:, m]).sum(1) / aw.sum()
+            spread = (aw * (mean_a[:, m] - mu[:, None]) ** 2).sum(1) / aw.sum()
             out[:, s] = np.sqrt(var + miss**2 * spread)
         return out
 
     def _results(self, comp: dict) -> list[dict]:
-        irt, pirt = comp["irt"], comp["pirt"]
-        gp, se = np.empty_like(pirt), np.empty_like(pirt)
-        for s, name in enumerate(self.scenarios):
-            gp[:, s], se[:, s], _ = blend(irt[:, s], pirt[:, s], comp["se_irt"][:, s], comp["se_pirt"][:, s],
-                                          self.lambdas[name], self.precision_weights.get(name))
-        se *= self._scale[None, :]
         S = len(self.scenarios)
         out = []
-        for i in range(irt.shape[0]):
-            per = {}
-            for s, name in enumerate(self.scenarios):
-                per[name] = _pack(irt[i, s], pirt[i, s], gp[i, s], se[i, s], self._z, int(comp["answered"][i, s]))
+        for i in range(comp["score"].shape[0]):
+            per = {name: _pack(comp, i, s, self._z) for s, name in enumerate(self.scenarios)}
             if S == 1:
                 res = per[self.scenarios[0]]
             else:
                 # bundle: the headline is the mean over benchmarks (Open LLM Leaderboard average)
-                se_all = math.sqrt(float((se[i] ** 2).sum())) / S
-                res = _pack(float(np.nanmean(irt[i])) if not np.isnan(irt[i]).all() else float("nan"),
-                            float(pirt[i].mean()), float(gp[i].mean()), se_all, self._z,
-                            int(comp["answered"][i].sum()))
+                irt = comp["irt"][i]
+                head = {"irt": float(np.nanmean(irt)) if not np.isnan(irt).all() else float("nan"),
+                        "pirt": float(comp["pirt"][i].mean()), "gpirt": float(comp["gpirt"][i].mean()),
+                        "score": float(comp["score"][i].mean()),
+                        "se": math.sqrt(float((comp["se"][i] ** 2).sum())) / S,
+                        "n_answered": int(comp["answered"][i].sum())}
+                res = _with_interval(head, self._z)
                 res["scenarios"] = per
             out.append(res)
         return out
@@ -462,16 +633,18 @@ class TinyEstimator:
     # -------------------------------------------------------------- parsing
     def _parse(self, scores: Any) -> tuple[np.ndarray, bool]:
         k = len(self.anchor_ids)
+        labelled = _labelled(scores)
+        if labelled is not None:
+            kind, value = labelled
+            if kind == "series":
+                scores = value
+            else:  # a frame: columns are item ids, one model per row
+                rows = [self._row_of(dict(zip(value[0], r))) for r in value[1]]
+                if not rows:
+                    raise ValueError("no scores given")
+                return np.vstack(rows), False
         if isinstance(scores, Mapping):
-            row = np.full(k, np.nan)
-            for key, val in scores.items():
-                key = str(key)
-                idx = self._anchor_index.get(key)
-                if idx is None:
-                    if key in self._item_set:
-                        raise ValueError(f"item {key!r} is not one of the {k} anchors of this tiny benchmark")
-                    raise ValueError(f"unknown item id {key!r}")
-                row[idx] = _to_score(val, key)
+            row = self._row_of(scores)
             Y, single = row[None, :], True
         else:
             if isinstance(scores, (str, bytes)):
@@ -502,6 +675,19 @@ class TinyEstimator:
             raise ValueError("no anchor is answered: give at least one score")
         return Y, single
 
+    def _row_of(self, scores: Mapping) -> np.ndarray:
+        k = len(self.anchor_ids)
+        row = np.full(k, np.nan)
+        for key, val in scores.items():
+            key = str(key)
+            idx = self._anchor_index.get(key)
+            if idx is None:
+                if key in self._item_set:
+                    raise ValueError(f"item {key!r} is not one of the {k} anchors of this tiny benchmark")
+                raise ValueError(f"unknown item id {key!r}")
+            row[idx] = _to_score(val, key)
+        return row
+
 
 def evaluate(y: Any, benchmark: str, source: str | os.PathLike | None = None, revision: str | None = None) -> dict:
     """The original tinyBenchmarks API: ``evaluate(y, bench) -> {scenario: {"irt", "pirt", "gpirt"}}``.
@@ -523,7 +709,7 @@ def evaluate(y: Any, benchmark: str, source: str | os.PathLike | None = None, re
     Returns
     -------
     dict
-        ``{key: {"irt", "pirt", "gpirt", "ci_low", "ci_high"}}``, one key per scenario, named
+        ``{key: {"score", "ci_low", "ci_high", "irt", "pirt", "gpirt"}}``, one key per scenario, named
         as the original package names them (``"mmlu"``, ``"truthfulqa"``, ``"alpaca_v2"``...).
     """
     name = ORIGINAL_BENCHMARKS.get(benchmark, benchmark)
@@ -545,52 +731,47 @@ def evaluate(y: Any, benchmark: str, source: str | os.PathLike | None = None, re
         raise ValueError("evaluate takes one model's scores; use TinyEstimator.estimate for several")
     keys = est.metadata.get("original_scenarios") or {}
     per = res["scenarios"] if "scenarios" in res else {est.scenarios[0]: res}
-    fields = ("irt", "pirt", "gpirt", "ci_low", "ci_high")
+    fields = ("score", "ci_low", "ci_high", "irt", "pirt", "gpirt")
     return {keys.get(s, s): {f: r[f] for f in fields} for s, r in per.items()}
 
 
-def blend(irt, pirt, se_irt, se_pirt, lam, precision=None):
-    """gp-IRT and its unscaled standard error from the two estimators.
+def _pack(comp: dict, i: int, s: int, z: float) -> dict:
+    res = {"score": float(comp["score"][i, s]), "se": float(comp["se"][i, s]),
+           "irt": float(comp["irt"][i, s]), "pirt": float(comp["pirt"][i, s]), "gpirt": float(comp["gpirt"][i, s]),
+           "n_answered": int(comp["answered"][i, s])}
+    return _with_interval(res, z)
 
-    Parameters
-    ----------
-    irt, pirt, se_irt, se_pirt : ndarray
-        The anchor-weighted mean, p-IRT and their model-based standard errors (NaN irt:
-        nothing answered in that scenario, gp-IRT is then p-IRT).
-    lam : float or ndarray
-        Fixed weight of ``irt`` (used when ``precision`` is None).
-    precision : (c_irt, c_pirt) or None
-        Calibrated scales of the two standard errors. When given, each estimate gets its
-        own weight ``lam = v_pirt / (v_irt + v_pirt)`` with ``v = (c * se)^2``
-        (inverse-variance weighting), which adapts to the anchors a model answered.
 
-    Returns
-    -------
-    gp, se, lam : ndarray
+def _with_interval(res: dict, z: float) -> dict:
+    half = z * res["se"]
+    out = {"score": res["score"], "ci_low": float(max(0.0, res["score"] - half)),
+           "ci_high": float(min(1.0, res["score"] + half))}
+    out.update({k: v for k, v in res.items() if k != "score"})
+    return out
+
+
+def _labelled(scores: Any):
+    """pandas input read by its labels: ("series", {label: value}) or ("frame", (columns, rows)).
+
+    A Series or DataFrame whose index/columns are a plain RangeIndex carries no item ids
+    and is read by position like any sequence or array.
     """
-    irt, pirt = np.asarray(irt, dtype=np.float64), np.asarray(pirt, dtype=np.float64)
-    se_irt, se_pirt = np.asarray(se_irt, dtype=np.float64), np.asarray(se_pirt, dtype=np.float64)
-    no_irt = np.isnan(irt)
-    if precision is None:
-        lam_i = np.where(no_irt, 0.0, np.broadcast_to(np.asarray(lam, dtype=np.float64), irt.shape))
-        # conservative: the two errors counted as fully correlated
-        se = lam_i * np.nan_to_num(se_irt) + (1 - lam_i) * se_pirt
-    else:
-        v_i = (precision[0] * np.nan_to_num(se_irt)) ** 2
-        v_p = (precision[1] * se_pirt) ** 2
-        lam_i = np.where(no_irt, 0.0, v_p / np.maximum(v_i + v_p, 1e-300))
-        se = np.sqrt(lam_i**2 * v_i + (1 - lam_i) ** 2 * v_p)
-    gp = np.where(no_irt, pirt, lam_i * np.nan_to_num(irt) + (1 - lam_i) * pirt)
-    return gp, se, lam_i
-
-
-def _pack(irt, pirt, gp, se, z, answered) -> dict:
-    half = z * se
-    return {
-        "irt": float(irt), "pirt": float(pirt), "gpirt": float(gp),
-        "ci_low": float(max(0.0, gp - half)), "ci_high": float(min(1.0, gp + half)),
-        "se": float(se), "n_answered": answered,
-    }
+    mod = type(scores).__module__ or ""
+    if not mod.startswith("pandas"):
+        return None
+    name = type(scores).__name__
+    if name == "Series":
+        if type(scores.index).__name__ == "RangeIndex":
+            return None
+        return "series", {str(k): v for k, v in scores.items()}
+    if name == "DataFrame":
+        if type(scores.columns).__name__ == "RangeIndex":
+            return None
+        cols = [str(c) for c in scores.columns]
+        if len(set(cols)) != len(cols):
+            raise ValueError("duplicate column names in the scores frame")
+        return "frame", (cols, scores.itertuples(index=False, name=None))
+    return None
 
 
 def _to_score(v: Any, where: str) -> float:
@@ -600,6 +781,8 @@ def _to_score(v: Any, where: str) -> float:
         raise ValueError(f"score at {where} is text ({v!r}); scores must be numbers in [0, 1]")
     if isinstance(v, (bool, np.bool_)):
         return float(v)
+    if isinstance(v, (complex, np.complexfloating)):
+        raise ValueError(f"score at {where} is a complex number ({v!r})")
     if isinstance(v, (list, tuple, np.ndarray, Mapping)):
         raise ValueError(f"score at {where} is a sequence: rows must all have one score per anchor")
     try:
@@ -611,6 +794,109 @@ def _to_score(v: Any, where: str) -> float:
     if not 0.0 <= x <= 1.0:
         raise ValueError(f"score at {where} is {x!r}; scores must be in [0, 1]")
     return x
+
+
+def _as_int(values: Any, name: str) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.dtype.kind in "iu":
+        return arr.astype(np.int64)
+    if arr.dtype.kind == "f" and np.isfinite(arr).all() and (arr == np.round(arr)).all() and np.abs(arr).max(initial=0) < 2**53:
+        return arr.astype(np.int64)
+    raise ValueError(f"{name} must be integers")
+
+
+def _check_finite(name: str, arr: np.ndarray, bound: float | None = None) -> None:
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} has NaN or infinite values")
+    if bound is not None and arr.size and np.abs(arr).max() > bound:
+        raise ValueError(f"{name} has implausibly large values (|x| > {bound:g})")
+
+
+def _check_params(scenario: str, given: Any) -> dict:
+    """One scenario's settings, defaults filled in, each checked."""
+    if not isinstance(given, Mapping):
+        raise ValueError(f"params[{scenario!r}] must be an object")
+    unknown = set(given) - set(DEFAULT_PARAMS)
+    if unknown:
+        raise ValueError(f"params[{scenario!r}] has unknown field(s) {sorted(unknown)}")
+    p = {**DEFAULT_PARAMS, **dict(given)}
+    where = f"params[{scenario!r}]"
+    if p["method"] not in METHODS:
+        raise ValueError(f"{where}.method must be one of {METHODS}, got {p['method']!r}")
+    for key, lo, hi in (("lambda", 0.0, 1.0), ("pirt_weight", 0.0, 1.0), ("interval_scale", 1e-6, 1e3),
+                        ("sigma", 0.0, 1.0), ("kappa", 0.0, 1e6), ("ridge_intercept", -1.0, 1.0)):
+        v = p[key]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not lo <= v <= hi:
+            raise ValueError(f"{where}.{key} must be a number in [{lo:g}, {hi:g}], got {v!r}")
+        p[key] = float(v)
+    r = p["range"]
+    if (not isinstance(r, (list, tuple)) or len(r) != 2
+            or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in r)
+            or not 0.0 <= r[0] <= r[1] <= 1.0):
+        raise ValueError(f"{where}.range must be [low, high] within [0, 1], got {r!r}")
+    p["range"] = [float(r[0]), float(r[1])]
+    return p
+
+
+class _FieldReader:
+    """Typed access to estimator.json fields with errors that name the file and field."""
+
+    def __init__(self, path: Path, meta: dict) -> None:
+        self.path, self.meta = path, meta
+
+    def get(self, key: str, kind: type):
+        if key not in self.meta:
+            raise ValueError(f"{self.path}: missing field {key!r}")
+        value = self.meta[key]
+        if not isinstance(value, kind):
+            raise ValueError(f"{self.path}: field {key!r} must be a {kind.__name__}")
+        return value
+
+    def str_list(self, key: str) -> list[str]:
+        value = self.get(key, list)
+        if not all(isinstance(v, str) for v in value):
+            raise ValueError(f"{self.path}: field {key!r} must be a list of strings")
+        if len(set(value)) != len(value):
+            raise ValueError(f"{self.path}: field {key!r} has duplicates")
+        return value
+
+
+def _read_npz(path: Path, shapes: Mapping[str, tuple]) -> dict:
+    """Arrays of an npz with the expected shapes, checked from the headers before reading.
+
+    A truncated or non-zip file, a pickled (object) array, a missing or extra-large array
+    raise ``ValueError`` naming the file and the array.
+    """
+    out = {}
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = set(zf.namelist())
+            for key, shape in shapes.items():
+                member = f"{key}.npy"
+                if member not in names:
+                    raise ValueError(f"{path}: missing array {key!r}")
+                with zf.open(member) as fh:
+                    version = np.lib.format.read_magic(fh)
+                    header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                              else np.lib.format.read_array_header_2_0)(fh)
+                    got, _, dtype = header
+                    if dtype.hasobject or dtype.kind not in "biuf":
+                        raise ValueError(f"{path}: array {key!r} has dtype {dtype}, expected numbers")
+                    if tuple(got) != tuple(shape):
+                        raise ValueError(f"{path}: array {key!r} has shape {tuple(got)}, expected {tuple(shape)}")
+                    data = fh.read(int(np.prod(shape, dtype=np.int64)) * dtype.itemsize + 1)
+                    expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+                    if len(data) != expected:
+                        raise ValueError(f"{path}: array {key!r} is truncated")
+                    order = "F" if header[1] else "C"
+                    out[key] = np.frombuffer(data, dtype=dtype).reshape(shape, order=order).copy()
+    except (zipfile.BadZipFile, EOFError, OSError, KeyError) as exc:
+        raise ValueError(f"{path}: not a readable npz file ({exc})") from exc
+    except ValueError as exc:
+        if str(exc).startswith(str(path)):
+            raise
+        raise ValueError(f"{path}: not a readable npz file ({exc})") from exc
+    return out
 
 
 def _map_abilities(Yf, obs, A, b, mean, prec, n_newton: int = 25):

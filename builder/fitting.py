@@ -3,17 +3,23 @@
 The steps (all on the *training* models given; the models a user will later score are
 never seen here):
 
-1. choose the IRT dimension (held-out log-loss, :meth:`IRTModel.select_dims`);
-2. cross-fitting: for each fold of models, run the whole anchor procedure (IRT fit,
-   k-means anchors for several seeds, keep the seed that estimates the fitted models
-   best) on the other folds and estimate the held-out fold from its anchor results;
-3. choose gp-IRT's lambda and the interval scale per scenario on these out-of-fold
-   estimates;
-4. run the procedure once more on all training models: the shipped estimator.
+1. put the matrix in its canonical order (models by name, items by scenario and id) and
+   run single-threaded BLAS, so that the same data gives the same tiny benchmark whatever
+   the file layout, the row/column order or the machine's thread count;
+2. choose the IRT dimension (held-out log-loss, :meth:`IRTModel.select_dims`);
+3. draw the anchors: a stratified random sample along the items' easiness
+   (:func:`~builder.anchors.stratified_anchors`; ``design="kmeans"`` is the original
+   method, k-means on the IRT parameters, kept for comparison);
+4. cross-fitting: for each fold of models, fit the IRT model and the regression on the
+   other folds and estimate the held-out fold from its anchor results;
+5. calibrate on these out-of-fold estimates: gp-IRT's lambda, the mix of p-IRT and the
+   regression in the model-based estimate, its error ``sigma`` and the interval scale;
+6. fit the IRT model and the regression once more on all training models: the shipped
+   estimator.
 
-:func:`validation_report` measures random-k, irt, p-IRT, gp-IRT, rank correlation and
-interval coverage on the out-of-fold estimates, i.e. on models that neither the IRT fit
-nor the anchor choice saw.
+:func:`validation_report` measures every component (random-k, irt, p-IRT, gp-IRT, the
+design- and model-based estimates and the final score), rank correlation and interval
+coverage on the out-of-fold estimates, i.e. on models that neither fit saw.
 """
 
 from __future__ import annotations
@@ -22,21 +28,32 @@ import sys
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.stats import spearmanr
+from scipy.stats import norm, spearmanr
 from tqdm.auto import tqdm
 
 from . import __version__
-from .anchors import AnchorSet, balance_weights, cluster_anchors, random_anchors
+from .anchors import AnchorSet, balance_weights, cluster_anchors, random_anchors, stratified_anchors
 from .calibrate import choose_lambda, coverage, interval_scale
-from .estimator import TinyEstimator, blend
+from .estimator import TinyEstimator
 from .irt import IRTModel
 from .matrix import ResponseMatrix
 
 MIN_MODELS = 6
+DESIGNS = ("stratified", "kmeans")
+#: regularisation path of the anchor regression (scikit-learn's RidgeCV, efficient LOO)
+RIDGE_ALPHAS = tuple(np.logspace(-3, 3, 13))
+#: weight of p-IRT in the model-based estimate: chosen on this grid out-of-fold
+MIX_GRID = tuple(np.round(np.linspace(0.0, 1.0, 11), 2))
+#: the model-based error's growth outside the training score range (s2 = sigma^2 + kappa d^2);
+#: chosen on the development protocol (nested splits of training models only)
+DEFAULT_KAPPA = 16.0
 
 
 @dataclass
 class FitResult:
+    """The shipped estimator, its anchors (positions in the *input* matrix's item order),
+    the final IRT fit (on the canonical matrix) and the validation report."""
+
     estimator: TinyEstimator
     anchors: AnchorSet
     irt: IRTModel
@@ -56,42 +73,103 @@ def true_scores(Y: np.ndarray, balance: np.ndarray, scenario_index: np.ndarray, 
     return out
 
 
-def _estimator_from(irt: IRTModel, anchors: AnchorSet, matrix: ResponseMatrix, balance, scen_idx, scen_names,
-                    lambdas=None, scales=None, metadata=None, precision=None) -> TinyEstimator:
+@dataclass
+class _Problem:
+    """The canonical training data and what every step shares."""
+
+    Y: np.ndarray
+    items: list
+    balance: np.ndarray
+    scen: np.ndarray
+    scen_idx: np.ndarray
+    scen_names: list
+    k: int
+    design: str
+    n_seeds: int
+    irt_kwargs: dict
+
+    @property
+    def S(self) -> int:
+        return len(self.scen_names)
+
+
+def _estimator(pb: _Problem, irt: IRTModel, anchors: AnchorSet, params=None, ridge_coef=None,
+               metadata=None) -> TinyEstimator:
     mean, cov = irt.ability_prior()
     return TinyEstimator(
-        item_ids=matrix.items, anchor_positions=anchors.positions, anchor_weights=anchors.weights,
-        A=irt.discrimination_, b=irt.difficulty_, balance=balance, scenario_index=scen_idx,
-        scenario_names=scen_names, cluster=anchors.labels, prior_mean=mean, prior_cov=cov,
-        lambdas=lambdas, interval_scale=scales, metadata=metadata, precision_weights=precision,
+        item_ids=pb.items, anchor_positions=anchors.positions, anchor_weights=anchors.weights,
+        A=irt.discrimination_, b=irt.difficulty_, balance=pb.balance, scenario_index=pb.scen_idx,
+        scenario_names=pb.scen_names, strata=anchors.labels, prior_mean=mean, prior_cov=cov,
+        params=params, ridge_coef=ridge_coef, design=pb.design, metadata=metadata,
     )
 
 
-def _select_anchors(irt: IRTModel, Y: np.ndarray, matrix, balance, scen, scen_idx, scen_names,
-                    n_anchors: int, n_seeds: int, embedding: str, rng: np.random.Generator,
-                    max_models: int = 100) -> tuple[AnchorSet, list[float]]:
-    """k-means anchors for several seeds; keep the one that estimates the fitted models best.
-
-    The criterion is the in-sample MAE of ``(irt + pirt) / 2`` over the models the IRT
-    was fitted on (at most ``max_models`` of them). Being in-sample, it is optimistic in
-    level, but it ranks anchor sets on every training model instead of a handful of
-    held-out ones; the held-out folds then measure the whole procedure honestly.
-    """
-    emb = item_embeddings(irt, embedding)
+def _select_kmeans(pb: _Problem, irt: IRTModel, Y: np.ndarray, rng: np.random.Generator,
+                   max_models: int = 100) -> tuple[AnchorSet, list[float]]:
+    """The original design: k-means anchors for several seeds, the one that best estimates
+    the fitted models (in-sample MAE of ``(irt + pirt) / 2``) kept."""
+    emb = np.hstack([irt.discrimination_, irt.difficulty_[:, None]])
     rows = np.arange(Y.shape[0])
     if len(rows) > max_models:
         rows = np.sort(rng.choice(rows, max_models, replace=False))
-    truth = true_scores(Y[rows], balance, scen_idx, len(scen_names))
+    truth = true_scores(Y[rows], pb.balance, pb.scen_idx, pb.S)
     best, best_mae, maes = None, np.inf, []
-    for _ in range(n_seeds):
-        anchors = cluster_anchors(emb, n_anchors, balance, scen, seed=int(rng.integers(2**31)))
-        comp = _estimator_from(irt, anchors, matrix, balance, scen_idx, scen_names).components(
-            Y[rows][:, anchors.positions])
+    for _ in range(pb.n_seeds):
+        anchors = cluster_anchors(emb, pb.k, pb.balance, pb.scen, seed=int(rng.integers(2**31)))
+        comp = _estimator(pb, irt, anchors).components(Y[rows][:, anchors.positions])
         mae = float(np.nanmean(np.abs(0.5 * (comp["irt"] + comp["pirt"]) - truth)))
         maes.append(mae)
-        if mae < best_mae:
+        # a strictly better criterion by more than float noise: ties keep the earlier seed
+        if mae < best_mae - 1e-12:
             best, best_mae = anchors, mae
     return best, maes
+
+
+def _fit_ridge(pb: _Problem, comp: dict, truth: np.ndarray, anchors: AnchorSet) -> tuple[np.ndarray, np.ndarray]:
+    """Per scenario, ridge regression of ``truth - db`` on the scenario's anchor inputs.
+
+    Returns the coefficient of every anchor (k,) and the intercepts (S,). Shrinking to
+    zero means shrinking to the design-based estimate (not to the training mean), so the
+    regression stays close to unbiased for models unlike the training ones.
+    """
+    from sklearn.linear_model import RidgeCV
+
+    coef = np.zeros(anchors.k)
+    intercept = np.zeros(pb.S)
+    anchor_scen = pb.scen_idx[anchors.positions]
+    for s in range(pb.S):
+        cols = np.flatnonzero(anchor_scen == s)
+        target = truth[:, s] - comp["db"][:, s]
+        ok = np.isfinite(target)
+        if ok.sum() < 3:
+            continue
+        model = RidgeCV(alphas=RIDGE_ALPHAS).fit(comp["x"][ok][:, cols], target[ok])
+        coef[cols] = model.coef_
+        intercept[s] = float(model.intercept_)
+    return coef, np.clip(intercept, -1.0, 1.0)
+
+
+def _with_ridge(est: TinyEstimator, coef: np.ndarray, intercept: np.ndarray) -> TinyEstimator:
+    est.ridge_coef = np.asarray(coef, dtype=np.float64)
+    for s, name in enumerate(est.scenarios):
+        est.params[name]["ridge_intercept"] = float(intercept[s])
+    est._prepare()
+    return est
+
+
+def _fit_once(pb: _Problem, Y: np.ndarray, rows: np.ndarray, n_dims: int, rng: np.random.Generator,
+              anchors: AnchorSet | None, irt: IRTModel | None = None):
+    """IRT (+ k-means anchors) + regression on ``Y[rows]``: an uncalibrated estimator."""
+    if irt is None:
+        irt = IRTModel(n_dims=n_dims, **pb.irt_kwargs).fit(Y[rows])
+    extra = {}
+    if anchors is None:
+        anchors, extra["seed_mae"] = _select_kmeans(pb, irt, Y[rows], rng)
+    est = _estimator(pb, irt, anchors)
+    comp = est.components(Y[rows][:, anchors.positions])
+    truth = true_scores(Y[rows], pb.balance, pb.scen_idx, pb.S)
+    _with_ridge(est, *_fit_ridge(pb, comp, truth, anchors))
+    return est, anchors, irt, extra
 
 
 def fit_estimator(
@@ -99,26 +177,18 @@ def fit_estimator(
     n_anchors: int = 100,
     seed: int = 0,
     n_dims: int | None = None,
+    design: str = "stratified",
     n_seeds: int = 10,
     n_folds: int | None = None,
     validation_fraction: float = 0.2,
     binarize: bool | float = False,
     irt_params: dict | None = None,
-    embedding: str = "irt",
-    blend_mode: str = "lambda",
+    kappa: float = DEFAULT_KAPPA,
+    scenario_order: list | None = None,
     progress: bool = True,
     metadata: dict | None = None,
 ) -> FitResult:
-    """Fit IRT, select anchors, calibrate; returns the estimator and a validation report.
-
-    Procedure ``P(models)``: fit the IRT model, cluster the item embeddings with
-    ``n_seeds`` k-means seeds, keep the anchor set that best estimates those models.
-
-    * Calibration: the training models are split into ``n_folds`` folds (or one
-      held-out ``validation_fraction`` when ``n_folds == 1``); ``P`` runs on the other
-      folds and estimates the held-out ones. gp-IRT's lambda and the interval scale are
-      chosen on these out-of-fold estimates, which also make the validation report.
-    * Final: ``P`` on all training models gives the shipped IRT parameters and anchors.
+    """Fit IRT, draw anchors, fit the regression, calibrate; returns the estimator and a report.
 
     Parameters
     ----------
@@ -127,11 +197,17 @@ def fit_estimator(
     n_anchors : int
         k, the size of the tiny benchmark (split evenly over scenarios).
     seed : int
-        Seed of the folds, the IRT initialisation and the k-means seeds.
+        Seed of the anchor draw, the folds and the IRT initialisation.
     n_dims : int, optional
         IRT dimension; chosen by validation when None (once, on all training models).
+    design : {"stratified", "kmeans"}
+        "stratified" (default): a stratified random sample along the items' easiness,
+        drawn once; ``score`` is the composite of the design-based estimate (unbiased for
+        any model) and the model-based one. "kmeans": the original tinyBenchmarks anchors
+        (k-means on the IRT parameters, the best of ``n_seeds`` seeds on the training
+        models, re-chosen in every fold); ``score`` is gp-IRT.
     n_seeds : int
-        k-means seeds tried in each run of ``P``.
+        k-means seeds tried (``design="kmeans"`` only).
     n_folds : int, optional
         Cross-fitting folds; default 5 below 150 models (every model is held out once),
         else 1 (a single ``validation_fraction`` hold-out, enough models and cheaper).
@@ -139,125 +215,212 @@ def fit_estimator(
         Passed to :class:`IRTModel` (soft labels by default).
     irt_params : dict, optional
         Extra :class:`IRTModel` parameters (priors, ``max_iter``, ``tol``).
-    embedding : {"irt", "profile"}
-        Item embedding for k-means (:func:`item_embeddings`).
-    blend_mode : {"lambda", "precision", "auto"}
-        How gp-IRT mixes irt and p-IRT (:func:`calibrate_blend`). "lambda" (default) is the
-        original one-weight gp-IRT; "auto" keeps whichever of the two has the lower
-        out-of-fold MAE (no better than "lambda" on our development data, so not the default).
+    kappa : float
+        How fast the model-based estimate loses weight outside the training models' score
+        range (``s2 = sigma^2 + kappa * d^2``).
+    scenario_order : list of str, optional
+        Order of the scenarios in the estimator and its anchors (bundles: the configs'
+        order); default sorted names.
     """
-    Y = matrix.scores
-    n, N = Y.shape
+    from threadpoolctl import threadpool_limits
+
+    n, N = matrix.shape
     if n < MIN_MODELS:
         raise ValueError(f"need at least {MIN_MODELS} models to fit and validate, got {n}")
-    if int(n_seeds) != n_seeds or n_seeds < 1:
+    if design not in DESIGNS:
+        raise ValueError(f"design must be one of {DESIGNS}, got {design!r}")
+    if isinstance(n_seeds, bool) or int(n_seeds) != n_seeds or n_seeds < 1:
         raise ValueError(f"n_seeds must be a positive integer, got {n_seeds!r}")
     if not 0 < validation_fraction < 1:
         raise ValueError(f"validation_fraction must be in (0, 1), got {validation_fraction!r}")
+    if not (isinstance(kappa, (int, float)) and np.isfinite(kappa) and kappa >= 0):
+        raise ValueError(f"kappa must be a non-negative number, got {kappa!r}")
     if n_folds is None:
         n_folds = 5 if n < 150 else 1
-    if int(n_folds) != n_folds or not 1 <= n_folds <= n // 2:
+    if isinstance(n_folds, bool) or int(n_folds) != n_folds or not 1 <= n_folds <= n // 2:
         raise ValueError(f"n_folds must be an integer between 1 and {n // 2}, got {n_folds!r}")
-    if blend_mode not in BLEND_MODES:
-        raise ValueError(f"blend_mode must be one of {BLEND_MODES}, got {blend_mode!r}")
-    if embedding not in EMBEDDINGS:
-        raise ValueError(f"embedding must be one of {EMBEDDINGS}, got {embedding!r}")
-    scen = matrix.scenarios().astype(str)
-    scen_names = list(dict.fromkeys(scen))
-    scen_idx = np.array([scen_names.index(s) for s in scen])
-    balance = balance_weights(scen, matrix.subscenarios())
     if n_anchors > N:
         raise ValueError(f"cannot pick {n_anchors} anchors from {N} items")
-    S = len(scen_names)
-    rng = np.random.default_rng(seed)
-    irt_kwargs = dict(binarize=binarize, random_state=seed, **(irt_params or {}))
-    common = (matrix, balance, scen, scen_idx, scen_names, n_anchors, n_seeds, embedding)
+    # --- 1. canonical order: the same tiny benchmark from any layout of the same data
+    rows_in, cols_in = matrix.canonical_order(scenario_order)
+    canon = matrix.select_models(rows_in).select_items(cols_in)
+    Y = np.ascontiguousarray(canon.scores, dtype=np.float64)
+    scen = canon.scenarios().astype(str)
+    scen_names = [str(s) for s in scenario_order] if scenario_order is not None else sorted(set(scen))
+    scen_names = [str(s) for s in scen_names if s in set(scen)]
+    pb = _Problem(
+        Y=Y, items=list(canon.items), balance=balance_weights(scen, canon.subscenarios()), scen=scen,
+        scen_idx=np.array([scen_names.index(s) for s in scen]), scen_names=scen_names, k=int(n_anchors),
+        design=design, n_seeds=int(n_seeds), irt_kwargs=dict(binarize=binarize, random_state=seed, **(irt_params or {})),
+    )
+    # one BLAS/OpenMP thread: results then do not depend on the machine's thread count
+    # (and on 2 cores single-threaded BLAS was also the faster)
+    with threadpool_limits(limits=1):
+        result = _fit(pb, n_dims, int(n_folds), validation_fraction, seed, float(kappa), progress, metadata,
+                      binarize, canon.models)
+    # anchors as positions of the caller's matrix (the estimator itself holds item ids)
+    back = np.empty(N, dtype=np.int64)
+    back[np.arange(N)] = cols_in
+    a = result.anchors
+    result.anchors = AnchorSet(back[a.positions], a.weights, a.labels[np.argsort(cols_in)], a.method, a.seed, a.strata)
+    return result
 
+
+def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progress, metadata, binarize,
+         models) -> FitResult:
+    Y, S = pb.Y, pb.S
+    n, N = Y.shape
+    rng = np.random.default_rng(seed)
     steps = tqdm(total=n_folds + 3, desc="fit", disable=not progress, file=sys.stderr)
-    # --- 1. the IRT dimension, once
+    # --- 2. the IRT dimension, once
     dims_scores: dict = {}
     if n_dims is None:
         steps.set_postfix_str("choosing the IRT dimension")
-        n_dims, dims_scores = IRTModel(**irt_kwargs).select_dims(Y)
+        n_dims, dims_scores = IRTModel(**pb.irt_kwargs).select_dims(Y)
     steps.update()
-
-    # --- 2. out-of-fold estimates of the whole procedure
+    # --- 3. the anchors of the stratified design: drawn once, before any fit uses them
+    anchors = None
+    if pb.design == "stratified":
+        obs = ~np.isnan(Y)
+        easiness = np.where(obs.any(0), np.where(obs, Y, 0.0).sum(0) / np.maximum(obs.sum(0), 1), 0.5)
+        anchors = stratified_anchors(easiness, pb.k, pb.balance, pb.scen, seed=seed)
+    # --- 4. out-of-fold estimates
     perm = rng.permutation(n)
     if n_folds == 1:
         n_val = max(2, int(round(validation_fraction * n)))
         folds = [np.sort(perm[:n_val])]
     else:
         folds = [np.sort(f) for f in np.array_split(perm, n_folds)]
-    oof = {key: np.full((n, S), np.nan) for key in ("irt", "pirt", "se_irt", "se_pirt")}
+    keys = ("irt", "se_irt", "pirt", "se_pirt", "db", "se_db", "ridge")
+    oof = {key: np.full((n, S), np.nan) for key in keys}
     held = np.zeros(n, dtype=bool)
+    fold_irt = None
     for r, val in enumerate(folds):
         steps.set_postfix_str(f"fold {r + 1}/{len(folds)}")
         train = np.setdiff1d(np.arange(n), val)
-        irt_r = IRTModel(n_dims=n_dims, **irt_kwargs).fit(Y[train])
-        anchors_r, _ = _select_anchors(irt_r, Y[train], *common, rng)
-        est_r = _estimator_from(irt_r, anchors_r, matrix, balance, scen_idx, scen_names)
+        est_r, anchors_r, fold_irt, _ = _fit_once(pb, Y, train, n_dims, rng, anchors)
         comp = est_r.components(Y[val][:, anchors_r.positions])
-        for key in oof:
+        for key in keys:
             oof[key][val] = comp[key]
         held[val] = True
         steps.update()
     rows = np.flatnonzero(held)
-    truth = true_scores(Y[rows], balance, scen_idx, S)
+    truth_all = true_scores(Y, pb.balance, pb.scen_idx, S)
+    truth = truth_all[rows]
     oof = {key: v[rows] for key, v in oof.items()}
-
-    # --- 3. gp-IRT's blend and interval scale per scenario, on the out-of-fold estimates
+    # --- 5. calibration on the out-of-fold estimates
     steps.set_postfix_str("calibration")
-    calib = {name: calibrate_blend(oof, truth, s, len(rows), blend_mode)
-             for s, name in enumerate(scen_names)}
-    lambdas = {k: v["lambda"] for k, v in calib.items()}
-    scales = {k: v["interval_scale"] for k, v in calib.items()}
-    precision = {k: v["precision"] for k, v in calib.items() if v["precision"] is not None}
-    report = validation_report(Y[rows], truth, oof, calib, balance, scen, scen_names, n_anchors, seed)
-    report["oof"] = oof_arrays(oof, truth, calib, scen_names, [matrix.models[i] for i in rows])
+    params = {name: _calibrate(oof, truth, s, len(rows), pb.design, kappa, truth_all[:, s])
+              for s, name in enumerate(pb.scen_names)}
+    report = validation_report(Y[rows], truth, oof, params, pb, pb.k, seed)
+    report["oof"] = oof_arrays(oof, truth, params, pb.scen_names, [models[i] for i in rows])
     steps.update()
-
-    # --- 4. the shipped estimator: the same procedure on every training model
-    steps.set_postfix_str(f"final IRT on {n} models x {N} items")
-    if len(folds) == 1:
-        # one hold-out: the fold's fit already used 80% of the models; warm-start from it
-        irt = irt_r.refit(Y)
-    else:
-        irt = IRTModel(n_dims=n_dims, **irt_kwargs).fit(Y)
-    anchors, seed_maes = _select_anchors(irt, Y, *common, rng)
+    # --- 6. the shipped estimator: the same procedure on every training model
+    steps.set_postfix_str(f"final fit on {n} models x {N} items")
+    irt = fold_irt.refit(Y) if len(folds) == 1 else None  # one hold-out: warm start from its fit
+    est, anchors, irt, extra = _fit_once(pb, Y, np.arange(n), n_dims, rng, anchors, irt=irt)
     steps.update()
     steps.close()
+    for name in pb.scen_names:
+        intercept = est.params[name]["ridge_intercept"]
+        est.params[name].update(params[name], ridge_intercept=intercept)
     report.update(
-        n_models=n, n_items=N, n_folds=len(folds), n_validation_models=int(len(rows)),
-        n_dims=int(n_dims), dims_scores={str(k): v for k, v in dims_scores.items()},
-        seed_mae=seed_maes, chosen_seed=int(anchors.seed), lambdas=lambdas, interval_scale=scales,
-        precision_weights=precision, blend={k: v["mode"] for k, v in calib.items()},
+        n_models=n, n_items=N, n_folds=len(folds), n_validation_models=int(len(rows)), n_dims=int(n_dims),
+        dims_scores={str(k): v for k, v in dims_scores.items()}, design=pb.design, kappa=kappa,
+        params={k: dict(v) for k, v in params.items()},
+        **({"seed_mae": extra["seed_mae"], "chosen_seed": int(anchors.seed)} if "seed_mae" in extra else {}),
     )
     meta = {
-        "builder_version": __version__, "n_anchors": int(n_anchors), "seed": int(seed),
-        "n_dims": int(n_dims), "n_training_models": int(n), "binarize": binarize, "embedding": embedding,
+        "builder_version": __version__, "n_anchors": int(pb.k), "seed": int(seed), "n_dims": int(n_dims),
+        "n_training_models": int(n), "binarize": binarize, "design": pb.design,
+        "chosen_estimator": chosen_estimator(report),
         "validation": {k: v for k, v in report.items() if k in ("table", "n_validation_models", "n_folds")},
         **(metadata or {}),
     }
-    estimator = _estimator_from(irt, anchors, matrix, balance, scen_idx, scen_names, lambdas, scales, meta,
-                                precision)
-    return FitResult(estimator, anchors, irt, report)
+    est.metadata = meta
+    est._prepare()
+    return FitResult(est, anchors, irt, report)
 
 
-EMBEDDINGS = ("irt", "profile")
+def _calibrate(oof: dict, truth: np.ndarray, s: int, n_models: int, design: str, kappa: float,
+               all_truth: np.ndarray) -> dict:
+    """One scenario's settings from its out-of-fold estimates.
 
-
-def item_embeddings(irt: IRTModel, kind: str = "irt") -> np.ndarray:
-    """Item embeddings for k-means.
-
-    ``"irt"``: ``[a_j, b_j]`` (the original method). ``"profile"``: the item's predicted
-    P(correct) for every fitted model, so that items which behave alike across models
-    share a cluster (rotation-free and bounded, unlike extreme difficulties).
+    * ``lambda``: gp-IRT's weight of irt (MAE-best on a grid, the original);
+    * ``pirt_weight``: share of p-IRT in the model-based estimate (MAE-best on a grid);
+    * ``sigma``: root-mean-square error of the model-based estimate;
+    * ``range``: the training models' score range (all of them);
+    * ``interval_scale``: the factor on the model-based error (composite) or on gp-IRT's
+      error such that the out-of-fold 95% intervals cover, widened by Student's t.
     """
-    if kind == "irt":
-        return np.hstack([irt.discrimination_, irt.difficulty_[:, None]])
-    if kind == "profile":
-        return irt.predict_proba().T
-    raise ValueError(f"embedding must be one of {EMBEDDINGS}, got {kind!r}")
+    t = truth[:, s]
+    ok = np.isfinite(t)
+    get = {key: v[ok, s] for key, v in oof.items()}
+    t = t[ok]
+    lam = choose_lambda(get["irt"], get["pirt"], t) if ok.any() else 0.5
+    finite = all_truth[np.isfinite(all_truth)]
+    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+    out = {"lambda": lam, "range": [max(lo, 0.0), min(hi, 1.0)], "kappa": kappa}
+    if design == "kmeans":
+        gp = np.where(np.isnan(get["irt"]), get["pirt"], lam * np.nan_to_num(get["irt"]) + (1 - lam) * get["pirt"])
+        se = np.where(np.isnan(get["irt"]), get["se_pirt"],
+                      lam * np.nan_to_num(get["se_irt"]) + (1 - lam) * get["se_pirt"])
+        out.update(method="gpirt", interval_scale=interval_scale(gp, se, t, n_models=n_models))
+        return out
+    a = float(MIX_GRID[int(np.argmin([np.mean(np.abs(a * get["pirt"] + (1 - a) * get["ridge"] - t))
+                                       for a in MIX_GRID]))])
+    mb = a * get["pirt"] + (1 - a) * get["ridge"]
+    sigma = float(np.sqrt(np.mean((mb - t) ** 2))) if t.size else 0.0
+    out.update(method="composite", pirt_weight=a, sigma=min(sigma, 1.0))
+    score, se_db, se_mb = _composite(get["db"], get["se_db"], mb, out)
+    out["interval_scale"] = _model_part_scale(score, se_db, se_mb, t, n_models)
+    return out
+
+
+def _composite(db, se_db, mb, p) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The composite score and its two error parts (``g se_db``, ``(1 - g) sqrt(s2)``), as the estimator."""
+    lo, hi = p["range"]
+    dist = np.maximum(0.0, np.maximum(db - hi, lo - db))
+    s2 = p["sigma"] ** 2 + p["kappa"] * dist**2
+    v = se_db**2
+    g = np.divide(s2, s2 + v, out=np.ones_like(s2), where=(s2 + v) > 0)
+    return g * db + (1 - g) * mb, g * se_db, (1 - g) * np.sqrt(s2)
+
+
+def _model_part_scale(score, se_db_part, se_mb_part, truth, n_models, confidence: float = 0.95) -> float:
+    """The factor c on the model-based error part such that ``score +- z (se_db + c se_mb)``
+    covers ``confidence`` of the out-of-fold truths (smallest such c on a grid, at least
+    0.5), widened by Student's t for the number of models it was measured on."""
+    from scipy.stats import t as t_dist
+
+    z = norm.ppf(0.5 + confidence / 2)
+    err = np.abs(score - truth)
+    grid = np.exp(np.linspace(np.log(0.5), np.log(20.0), 200))
+    c = float(grid[-1])
+    for cand in grid:
+        if np.mean(err <= z * (se_db_part + cand * se_mb_part)) >= confidence:
+            c = float(cand)
+            break
+    dof = max(int(n_models), 1)
+    return c * float(t_dist.ppf(0.5 + confidence / 2, dof)) / z
+
+
+def scored(oof: dict, params: dict, scen_names) -> tuple[np.ndarray, np.ndarray]:
+    """The final score (n, S) and its standard error, as the shipped estimator computes them."""
+    score, se = np.empty_like(oof["pirt"]), np.empty_like(oof["pirt"])
+    for s, name in enumerate(scen_names):
+        p = params[name]
+        if p["method"] == "composite":
+            mb = p["pirt_weight"] * oof["pirt"][:, s] + (1 - p["pirt_weight"]) * oof["ridge"][:, s]
+            score[:, s], a, b = _composite(oof["db"][:, s], oof["se_db"][:, s], mb, p)
+            se[:, s] = a + p["interval_scale"] * b
+        else:
+            lam, irt = p["lambda"], oof["irt"][:, s]
+            score[:, s] = np.where(np.isnan(irt), oof["pirt"][:, s], lam * np.nan_to_num(irt) + (1 - lam) * oof["pirt"][:, s])
+            se_gp = np.where(np.isnan(irt), oof["se_pirt"][:, s],
+                             lam * np.nan_to_num(oof["se_irt"][:, s]) + (1 - lam) * oof["se_pirt"][:, s])
+            se[:, s] = p["interval_scale"] * se_gp
+    return score, se
 
 
 def random_baseline(Y: np.ndarray, truth: np.ndarray, balance, scen, k: int, seed: int, draws: int = 50) -> np.ndarray:
@@ -278,92 +441,65 @@ def random_baseline(Y: np.ndarray, truth: np.ndarray, balance, scen, k: int, see
     return errs
 
 
-BLEND_MODES = ("auto", "lambda", "precision")
-
-
-def calibrate_blend(oof: dict, truth: np.ndarray, s: int, n_models: int, mode: str = "auto") -> dict:
-    """gp-IRT's blend and interval scale for scenario ``s`` from out-of-fold estimates.
-
-    * "lambda": one weight for all models, the MAE-best on the grid (the original gp-IRT);
-    * "precision": per-model inverse-variance weights from the two standard errors, each
-      scaled by its root-mean-square standardized out-of-fold error;
-    * "auto": the one of the two with the lower out-of-fold MAE.
-
-    Returns ``{"mode", "lambda", "precision", "interval_scale", "mae"}``.
-    """
-    irt, pirt, t = oof["irt"][:, s], oof["pirt"][:, s], truth[:, s]
-    se_i, se_p = oof["se_irt"][:, s], oof["se_pirt"][:, s]
-    options = {}
-    if mode in ("auto", "lambda"):
-        lam = choose_lambda(irt, pirt, t)
-        options["lambda"] = (lam, None)
-    if mode in ("auto", "precision"):
-        ok_i = np.isfinite(irt) & (se_i > 0)
-        c_i = float(np.sqrt(np.mean(((irt[ok_i] - t[ok_i]) / se_i[ok_i]) ** 2))) if ok_i.any() else 1.0
-        c_p = float(np.sqrt(np.mean(((pirt - t) / np.maximum(se_p, 1e-12)) ** 2)))
-        options["precision"] = (0.5, (c_i, c_p))
-    best = None
-    for name, (lam, prec) in options.items():
-        gp, se, lam_i = blend(irt, pirt, se_i, se_p, lam, prec)
-        mae = float(np.nanmean(np.abs(gp - t)))
-        if best is None or mae < best["mae"]:
-            best = {"mode": name, "lambda": lam if prec is None else float(np.nanmean(lam_i)),
-                    "precision": prec, "mae": mae, "gp": gp, "se": se}
-    best["interval_scale"] = interval_scale(best.pop("gp"), best.pop("se"), t, n_models=n_models)
-    return best
-
-
-def _calibrated(oof: dict, calib: dict, scen_names) -> tuple[np.ndarray, np.ndarray]:
-    """gp-IRT (n, S) and its scaled standard error, as the shipped estimator computes them."""
-    gp, se = np.empty_like(oof["pirt"]), np.empty_like(oof["pirt"])
-    for s, name in enumerate(scen_names):
-        c = calib[name]
-        gp[:, s], se[:, s], _ = blend(oof["irt"][:, s], oof["pirt"][:, s], oof["se_irt"][:, s],
-                                      oof["se_pirt"][:, s], c["lambda"], c["precision"])
-        se[:, s] *= c["interval_scale"]
-    return gp, se
-
-
-def validation_report(Yv, truth, comp, calib, balance, scen, scen_names, k, seed) -> dict:
-    """Random-k / irt / p-IRT / gp-IRT MAE, Spearman and coverage per scenario."""
-    from scipy.stats import norm
-
+def validation_report(Yv, truth, oof, params, pb: _Problem, k, seed) -> dict:
+    """MAE of random-k and of every component, Spearman and coverage of the score, per scenario."""
     z = norm.ppf(0.975)
-    rand = random_baseline(Yv, truth, balance, scen, k, seed)
-    gp_all, se_all = _calibrated(comp, calib, scen_names)
+    rand = random_baseline(Yv, truth, pb.balance, pb.scen, k, seed)
+    # random_baseline orders scenarios by first appearance; map to ours
+    rand_by = dict(zip(dict.fromkeys(pb.scen), rand))
+    score, se = scored(oof, params, pb.scen_names)
     rows = []
-    for s, name in enumerate(scen_names):
-        irt, pirt, t = comp["irt"][:, s], comp["pirt"][:, s], truth[:, s]
-        gp, se = gp_all[:, s], se_all[:, s]
-        rho = spearmanr(gp, t).statistic if len(t) > 2 and np.std(t) > 0 else float("nan")
-        rows.append({
-            "scenario": name, "models": int(len(t)),
-            "random": float(rand[s]), "irt": float(np.nanmean(np.abs(irt - t))),
-            "pirt": float(np.mean(np.abs(pirt - t))), "gpirt": float(np.mean(np.abs(gp - t))),
-            "spearman": float(rho), "coverage": coverage(gp, z * se, t),
-            "lambda": calib[name]["lambda"], "blend": calib[name]["mode"],
-            "interval_scale": calib[name]["interval_scale"],
-        })
+    for s, name in enumerate(pb.scen_names):
+        t = truth[:, s]
+        p = params[name]
+        gp = np.where(np.isnan(oof["irt"][:, s]), oof["pirt"][:, s],
+                      p["lambda"] * np.nan_to_num(oof["irt"][:, s]) + (1 - p["lambda"]) * oof["pirt"][:, s])
+        mae = lambda x: float(np.nanmean(np.abs(x - t)))
+        rho = spearmanr(score[:, s], t).statistic if len(t) > 2 and np.std(t) > 0 else float("nan")
+        row = {"scenario": name, "models": int(len(t)), "random": float(rand_by[name]),
+               "irt": mae(oof["irt"][:, s]), "pirt": mae(oof["pirt"][:, s]), "gpirt": mae(gp),
+               "db": mae(oof["db"][:, s]), "score": mae(score[:, s]), "spearman": float(rho),
+               "coverage": coverage(score[:, s], z * se[:, s], t), "ci_width": float(np.mean(2 * z * se[:, s])),
+               "method": p["method"], "lambda": p["lambda"], "interval_scale": p["interval_scale"]}
+        if p["method"] == "composite":
+            row["mb"] = mae(p["pirt_weight"] * oof["pirt"][:, s] + (1 - p["pirt_weight"]) * oof["ridge"][:, s])
+            row["pirt_weight"] = p["pirt_weight"]
+        rows.append(row)
     return {"table": rows}
 
 
-def oof_arrays(comp, truth, calib, scen_names, models) -> dict:
+def chosen_estimator(report: dict) -> dict:
+    """What ``score`` is and why, for ``estimator.json``: the method per scenario with its
+    out-of-fold MAE next to every component's (and random-k's)."""
+    out = {}
+    for r in report.get("table", []):
+        keys = [k for k in ("random", "irt", "pirt", "gpirt", "db", "mb", "score") if k in r]
+        out[r["scenario"]] = {
+            "method": r["method"],
+            "why": ("composite of the design-based estimate (unbiased for any model) and the model-based one, "
+                    "weighted by their errors; out-of-fold MAE below" if r["method"] == "composite"
+                    else "gp-IRT (the original method's anchors); out-of-fold MAE below"),
+            "oof_mae": {k: r[k] for k in keys}, "oof_coverage": r["coverage"],
+            "validation_models": r["models"],
+        }
+    return out
+
+
+def oof_arrays(oof, truth, params, scen_names, models) -> dict:
     """Out-of-fold per-model estimates for plots: lists (models x scenarios), NaN as None.
 
-    ``{"scenarios", "models", "truth", "gpirt", "ci_low", "ci_high"}``; gp-IRT and its 95%
-    interval are computed as the shipped estimator does (calibrated blend and scale).
+    ``{"scenarios", "models", "truth", "score", "ci_low", "ci_high"}``, computed as the
+    shipped estimator does.
     """
-    from scipy.stats import norm
-
-    gp, se = _calibrated(comp, calib, scen_names)
+    score, se = scored(oof, params, scen_names)
     half = norm.ppf(0.975) * se
 
     def rows(a):
         return [[None if not np.isfinite(v) else float(v) for v in r] for r in np.asarray(a, dtype=np.float64)]
 
     return {
-        "scenarios": list(scen_names), "models": list(models), "truth": rows(truth), "gpirt": rows(gp),
-        "ci_low": rows(np.clip(gp - half, 0.0, 1.0)), "ci_high": rows(np.clip(gp + half, 0.0, 1.0)),
+        "scenarios": list(scen_names), "models": list(models), "truth": rows(truth), "score": rows(score),
+        "ci_low": rows(np.clip(score - half, 0.0, 1.0)), "ci_high": rows(np.clip(score + half, 0.0, 1.0)),
     }
 
 
@@ -373,22 +509,22 @@ def report_markdown(report: dict) -> str:
     how = f"{folds}-fold cross-fitting" if folds > 1 else "a held-out split"
     lines = [
         f"Validation on {report.get('n_validation_models', '?')} training models, each estimated by "
-        f"{how}: the IRT fit and the anchor choice never saw it (IRT dimension D = {report.get('n_dims', '?')}). "
-        "MAE of the full-score estimate; Spearman rank correlation; coverage of the 95% interval.",
+        f"{how}: the IRT fit and the regression never saw it (IRT dimension D = {report.get('n_dims', '?')}). "
+        "MAE of the full-score estimate (score: the estimate to read; irt, p-IRT, gp-IRT: the tinyBenchmarks "
+        "components); Spearman rank correlation and coverage of the 95% interval of the score.",
         "",
-        "| scenario | models | random-k | irt | p-IRT | gp-IRT | Spearman (gp-IRT) | coverage | lambda |",
+        "| scenario | models | random-k | irt | p-IRT | gp-IRT | score | Spearman | coverage |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in report["table"]:
-        blend_txt = (f"{r['lambda']:.2f}" if r.get("blend", "lambda") == "lambda"
-                     else f"per model (mean {r['lambda']:.2f})")
+        score = r.get("score", r.get("gpirt"))
         lines.append(
             f"| {r['scenario']} | {r['models']} | {r['random']:.4f} | {r['irt']:.4f} | {r['pirt']:.4f} | "
-            f"{r['gpirt']:.4f} | {r['spearman']:.3f} | {r['coverage']:.0%} | {blend_txt} |"
+            f"{r['gpirt']:.4f} | {score:.4f} | {r['spearman']:.3f} | {r['coverage']:.0%} |"
         )
     lines.append("")
     lines.append(
-        "The same estimates chose lambda and the interval scale (one number each per scenario), "
-        "so gp-IRT and coverage are slightly optimistic here; random-k is the mean of 50 draws of k items."
+        "The same estimates chose the blend weights and the interval scale (a few numbers per scenario), "
+        "so these numbers are slightly optimistic; random-k is the mean of 50 draws of k items."
     )
     return "\n".join(lines) + "\n"

@@ -42,7 +42,7 @@ from .sources.lm_eval import (
 
 __all__ = ["LogScores", "read_log_scores", "estimate_from_logs", "match_rows"]
 
-COLUMNS = ["model", "irt", "pirt", "gpirt", "ci_low", "ci_high", "n_answered"]
+COLUMNS = ["model", "score", "ci_low", "ci_high", "irt", "pirt", "gpirt", "n_answered"]
 
 
 @dataclass
@@ -295,8 +295,8 @@ def estimate_from_logs(folder: str | os.PathLike, logs: str | os.PathLike, task:
                        metric: str | None = None, filter: str | None = None) -> tuple[pd.DataFrame, list[str]]:
     """One row of estimates per model (and estimator) found in ``logs``; plus the reader notes.
 
-    Columns as ``builder estimate`` on a score table (``model, irt, pirt, gpirt, ci_low,
-    ci_high, n_answered`` and ``<scenario>.<key>`` for bundles), with ``config`` first when
+    Columns as ``builder estimate`` on a score table (``model, score, ci_low, ci_high, irt, pirt, gpirt,
+    n_answered`` and ``<scenario>.<key>`` for bundles), with ``config`` first when
     the dataset has one estimator per config.
     """
     got = read_log_scores(folder, logs, task=task, metric=metric, filter=filter)
@@ -311,7 +311,7 @@ def estimate_from_logs(folder: str | os.PathLike, logs: str | os.PathLike, task:
         for model, r in zip([m for m, k in zip(got.models, keep) if k], results):
             row = {"model": model, **{k: r[k] for k in COLUMNS[1:]}}
             for name, per in (r.get("scenarios") or {}).items():
-                for k in ("irt", "pirt", "gpirt", "ci_low", "ci_high"):
+                for k in ("score", "ci_low", "ci_high", "irt", "pirt", "gpirt"):
                     row[f"{name}.{k}"] = per[k]
             rows.append(row)
         frame = pd.DataFrame(rows)

@@ -226,9 +226,10 @@ class ResponseMatrix:
                 df = _read_parquet(path, columns)
             elif name.endswith((".csv", ".csv.gz", ".tsv", ".txt")):
                 sep = "\t" if name.endswith(".tsv") else ","
-                # round_trip: the exact float that was written (the fast parser may be off
-                # by one ulp, which would make a CSV fit differ from the parquet one)
-                df = pd.read_csv(path, sep=sep, dtype={"model": str, "item": str}, float_precision="round_trip")
+                # the exact float that was written: pandas < 3's default parser may be off by
+                # one ulp, which would make a CSV fit differ from the parquet one
+                exact = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
+                df = pd.read_csv(path, sep=sep, dtype={"model": str, "item": str}, **exact)
                 if df.columns[0] != "model" and str(df.columns[0]).startswith("Unnamed"):
                     df = df.rename(columns={df.columns[0]: "model"})
                 if "model" in df.columns:

@@ -37,16 +37,55 @@ def test_cluster_anchors_per_scenario_with_cluster_masses():
     np.testing.assert_array_equal(a.positions, b.positions)
 
 
-def test_random_and_stratified_baselines():
-    bal = np.ones(100)
-    r = random_anchors(10, bal, seed=3)
+def test_random_baseline():
+    r = random_anchors(10, np.ones(100), seed=3)
     assert r.k == 10 and r.weights.sum() == pytest.approx(1.0)
-    strata = np.repeat(["x", "y"], [80, 20])
-    s = stratified_anchors(10, bal, strata, seed=3)
-    picked = strata[s.positions]
-    assert (picked == "x").sum() == 8 and (picked == "y").sum() == 2
-    assert s.weights.sum() == pytest.approx(1.0)
-    assert s.weights[picked == "y"].sum() == pytest.approx(0.2)
+    np.testing.assert_array_equal(r.strata, np.arange(10))
+
+
+def test_stratified_sample_equal_mass_strata_along_the_key():
+    rng = np.random.default_rng(0)
+    key = rng.random(1000)
+    a = stratified_anchors(key, 100, np.ones(1000), seed=1)
+    assert a.k == 100 and a.method == "stratified"
+    assert np.bincount(a.labels).tolist() == [20] * 50  # 50 strata of equal mass
+    assert np.bincount(a.strata).tolist() == [2] * 50  # two draws each
+    assert np.all(a.labels[a.positions] == a.strata)
+    assert np.allclose(a.weights, 0.01)
+    # strata are contiguous in key order: easiness ranges do not overlap
+    hi = [key[a.labels == h].max() for h in range(50)]
+    lo = [key[a.labels == h].min() for h in range(50)]
+    assert all(h < l_next for h, l_next in zip(hi, lo[1:]))
+    # anchors in item order within the scenario; deterministic for a seed
+    assert np.all(np.diff(a.positions) > 0)
+    np.testing.assert_array_equal(a.positions, stratified_anchors(key, 100, np.ones(1000), seed=1).positions)
+    assert not np.array_equal(a.positions, stratified_anchors(key, 100, np.ones(1000), seed=2).positions)
+
+
+def test_stratified_sample_per_scenario_balance_and_odd_budgets():
+    rng = np.random.default_rng(1)
+    key = rng.random(700)
+    scen = np.repeat(["x", "y"], [500, 200])
+    bal = np.where(np.arange(700) < 600, 1.0, 3.0)  # unequal balance weights in y
+    a = stratified_anchors(key, 51, bal, scen, seed=0)
+    picked = scen[a.positions]
+    assert (picked == "x").sum() == 26 and (picked == "y").sum() == 25
+    for s in "xy":
+        assert a.weights[picked == s].sum() == pytest.approx(1.0)
+    # a scenario's draw does not depend on the other scenarios
+    alone = stratified_anchors(key[500:], 25, bal[500:], scen[500:], seed=0)
+    np.testing.assert_array_equal(alone.positions + 500, a.positions[picked == "y"])
+
+
+def test_stratified_sample_is_unbiased_for_any_scores():
+    rng = np.random.default_rng(2)
+    key = rng.random(300)
+    y = (rng.random(300) < 0.3 + 0.4 * (key > 0.8)).astype(float)  # unrelated to key below 0.8
+    bal = rng.uniform(0.5, 2.0, 300)
+    truth = (bal * y).sum() / bal.sum()
+    ests = np.array([(lambda a: a.weights @ y[a.positions])(stratified_anchors(key, 20, bal, per_stratum=2, seed=s))
+                     for s in range(2000)])
+    assert abs(ests.mean() - truth) < 4 * ests.std() / np.sqrt(len(ests)) + 2e-3
 
 
 @pytest.mark.parametrize("k, match", [(0, "positive integer"), (2.5, "positive integer"), (500, "cannot pick")])

@@ -1,5 +1,7 @@
 """Smoke tests of the benchmark scripts on small simulated data (their numbers are not checked here)."""
 
+import json
+
 from builder.bench import accuracy, speed
 from builder.simulate import simulate_responses
 
@@ -8,9 +10,13 @@ def test_accuracy_script_runs_the_protocol(tmp_path, capsys):
     matrix, _ = simulate_responses(n_models=24, n_items=200, n_dims=1, seed=5)
     matrix.write(tmp_path / "sim.parquet")
     assert accuracy.main(["--data-dir", str(tmp_path), "--datasets", "sim", "--seeds", "0",
-                          "--anchors", "20", "--dims", "1"]) == 0
+                          "--anchors", "20", "--dims", "1", "--jobs", "1", "--json", str(tmp_path / "rows.json")]) == 0
     out = capsys.readouterr().out
-    assert "| sim | 18/6 |" in out and "gp-IRT / random" in out
+    # interpolation: 24 models -> 18 train / 6 test; extrapolation: the weakest 12 / the strongest 8
+    assert "| sim | 18/6 |" in out and "| sim | 12/8 |" in out and "**score**" in out
+    assert "score MAE <= random-k on every dataset" in out and "lowest mean ratio of all methods" in out
+    rows = json.loads((tmp_path / "rows.json").read_text())["rows"]
+    assert {r["protocol"] for r in rows} == {"interpolation", "extrapolation"}
 
 
 def test_accuracy_script_reports_a_missing_dataset(tmp_path, capsys):
@@ -28,7 +34,8 @@ def test_accuracy_dev_mode_uses_only_training_models(tmp_path, capsys):
     matrix, _ = simulate_responses(n_models=32, n_items=150, n_dims=1, seed=6)
     matrix.write(tmp_path / "sim.parquet")
     assert accuracy.main(["--data-dir", str(tmp_path), "--datasets", "sim", "--seeds", "0", "--dev",
-                          "--dev-reps", "1", "--anchors", "15", "--dims", "1"]) == 0
+                          "--dev-reps", "1", "--anchors", "15", "--dims", "1", "--jobs", "1",
+                          "--protocols", "interpolation"]) == 0
     out = capsys.readouterr().out
     # 32 models -> 24 protocol training models -> 18/6 nested
-    assert "DEV mode" in out and "| sim | 18/6 |" in out
+    assert "DEV protocol" in out and "| sim | 18/6 |" in out

@@ -79,12 +79,12 @@ def test_changelog_against_the_previous_version(root, tmp_path):
     assert entry["removed"] == [a for a in a_old if a not in a_new]
     assert entry["kept"] == len(set(a_old) & set(a_new))
     assert entry["added"] or entry["removed"]
-    gp = next(e for e in ch["errors"] if e["metric"] == "gpirt")
+    gp = next(e for e in ch["errors"] if e["metric"] == "score")
     assert gp["before"] is not None and gp["after"] is not None
     cards.write_card(new, previous=old)  # release engineering re-renders the card with the previous release
     text = (new / CARD_NAME).read_text()
     assert "(previous: 0.0.0)" in text and "anchors kept" in text
-    assert "| gsm8k | gp-IRT MAE |" in text
+    assert "| gsm8k | score MAE |" in text
     if entry["added"]:
         assert f"`{entry['added'][0]}`" in text
     assert verify_manifest(new) == []

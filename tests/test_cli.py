@@ -28,7 +28,7 @@ def test_fit_writes_side_files_and_report(fitted):
         assert (out / name).is_file(), name
     report = json.loads((out / "validation.json").read_text())
     row = report["table"][0]
-    for key in ("random", "irt", "pirt", "gpirt", "spearman", "coverage"):
+    for key in ("random", "irt", "pirt", "gpirt", "score", "spearman", "coverage"):
         assert np.isfinite(row[key])
     assert "| scenario |" in (out / "validation.md").read_text()
     est = TinyEstimator.load(out)
@@ -40,20 +40,21 @@ def test_estimate_round_trip_csv_json_and_stdout(fitted, capsys):
     est = TinyEstimator.load(out)
     assert main(["estimate", str(out), str(fitted / "sim.parquet"), "--out", str(fitted / "e.csv")]) == 0
     df = pd.read_csv(fitted / "e.csv")
-    assert list(df.columns[:6]) == ["model", "irt", "pirt", "gpirt", "ci_low", "ci_high"]
+    assert list(df.columns[:7]) == ["model", "score", "ci_low", "ci_high", "irt", "pirt", "gpirt"]
     assert len(df) == 60
     # same numbers as the Python API on the anchor columns
     Y = pd.read_parquet(fitted / "sim.parquet")[est.anchor_ids].to_numpy()
     api = est.estimate(Y)
-    np.testing.assert_allclose(df["gpirt"], [r["gpirt"] for r in api])
+    for key in ("score", "ci_low", "ci_high", "gpirt"):
+        np.testing.assert_allclose(df[key], [r[key] for r in api])
     truth = pd.read_parquet(fitted / "sim.parquet").mean(axis=1).to_numpy()
-    assert np.mean(np.abs(df["gpirt"] - truth)) < 0.08
+    assert np.mean(np.abs(df["score"] - truth)) < 0.08
     assert main(["estimate", str(out), str(fitted / "sim.parquet"), "--out", str(fitted / "e.json")]) == 0
     records = json.loads((fitted / "e.json").read_text())
     assert records[0]["model"] == df["model"][0]
     capsys.readouterr()
     assert main(["estimate", str(out), str(fitted / "sim.parquet")]) == 0
-    assert "gpirt" in capsys.readouterr().out
+    assert "score" in capsys.readouterr().out
 
 
 def test_estimate_long_csv_with_missing_anchors(fitted):

@@ -15,7 +15,7 @@ from builder.layout import read_manifest
 from helpers.builds import write_fixture
 
 #: fit_estimator parameters a build sets per estimator, not settings
-PER_CALL = {"matrix", "n_anchors", "seed", "progress", "metadata"}
+PER_CALL = {"matrix", "n_anchors", "seed", "scenario_order", "progress", "metadata"}
 
 
 def test_fit_options_mirror_fit_estimator():
@@ -29,33 +29,33 @@ def test_fit_options_mirror_fit_estimator():
 def test_fit_options_reach_fit_estimator_and_the_manifest(tmp_path, monkeypatch):
     calls = []
 
-    def recording_fit(matrix, n_anchors=100, seed=0, n_dims=None, n_seeds=10, n_folds=None, validation_fraction=0.2,
-                      binarize=False, irt_params=None, embedding="irt", blend_mode="lambda", progress=True,
-                      metadata=None):
+    def recording_fit(matrix, n_anchors=100, seed=0, n_dims=None, design="stratified", n_seeds=10, n_folds=None,
+                      validation_fraction=0.2, binarize=False, irt_params=None, kappa=16.0, scenario_order=None,
+                      progress=True, metadata=None):
         """fit_estimator with its real signature, recording how the build calls it."""
-        calls.append(dict(n_anchors=n_anchors, seed=seed, n_dims=n_dims, n_seeds=n_seeds, n_folds=n_folds,
-                          validation_fraction=validation_fraction, binarize=binarize, irt_params=irt_params,
-                          embedding=embedding, blend_mode=blend_mode, progress=progress))
-        return fit_estimator(matrix, n_anchors, seed, n_dims, n_seeds, n_folds, validation_fraction, binarize,
-                             irt_params, embedding, blend_mode, progress, metadata)
+        calls.append(dict(n_anchors=n_anchors, seed=seed, n_dims=n_dims, design=design, n_seeds=n_seeds,
+                          n_folds=n_folds, validation_fraction=validation_fraction, binarize=binarize,
+                          irt_params=irt_params, kappa=kappa, scenario_order=scenario_order, progress=progress))
+        return fit_estimator(matrix, n_anchors, seed, n_dims, design, n_seeds, n_folds, validation_fraction, binarize,
+                             irt_params, kappa, scenario_order, progress, metadata)
 
     monkeypatch.setattr(dataset, "fit_estimator", recording_fit)
     responses, content = write_fixture("tinyGSM8k", tmp_path / "in")
-    fit = FitOptions(n_dims=1, n_seeds=2, n_folds=2, irt_params={"max_iter": 200}, blend_mode="auto")
+    fit = FitOptions(n_dims=1, n_seeds=2, n_folds=2, irt_params={"max_iter": 200}, kappa=4.0)
     out = dataset.build_benchmark("tinyGSM8k", responses, content, BuildOptions(anchors=6, seed=4, fit=fit),
                                   out=tmp_path / "out")
-    assert calls == [dict(n_anchors=6, seed=4, n_dims=1, n_seeds=2, n_folds=2, validation_fraction=0.2,
-                          binarize=False, irt_params={"max_iter": 200}, embedding="irt", blend_mode="auto",
-                          progress=False)]
+    assert calls == [dict(n_anchors=6, seed=4, n_dims=1, design="stratified", n_seeds=2, n_folds=2,
+                          validation_fraction=0.2, binarize=False, irt_params={"max_iter": 200}, kappa=4.0,
+                          scenario_order=["gsm8k"], progress=False)]
     params = read_manifest(out)["parameters"]
-    assert params == {"anchors": 6, "seed": 4, "item_order": "upstream", "n_dims": 1, "n_seeds": 2, "n_folds": 2,
-                      "validation_fraction": 0.2, "binarize": False, "irt_params": {"max_iter": 200},
-                      "embedding": "irt", "blend_mode": "auto"}  # a non-default blend_mode is recorded too
+    assert params == {"anchors": 6, "seed": 4, "item_order": "upstream", "n_dims": 1, "design": "stratified",
+                      "n_seeds": 2, "n_folds": 2, "validation_fraction": 0.2, "binarize": False,
+                      "irt_params": {"max_iter": 200}, "kappa": 4.0}
 
 
 def test_fit_options_record_only_adds_what_differs_from_the_default():
     assert list(FitOptions().record()) == list(FitOptions.RECORDED)
-    assert FitOptions(blend_mode="precision").record()["blend_mode"] == "precision"
+    assert "kappa" in FitOptions(kappa=2.0).record()
 
 
 def test_options_are_frozen_and_checked():

@@ -1,130 +1,252 @@
-"""Accuracy of the tiny estimators on real data (the protocol of the core issue).
+"""Accuracy of the tiny estimators on real data, side by side with BenchPred's methods.
 
-For each response matrix and seed: shuffle the models with
-``numpy.random.default_rng(seed).permutation``; the first ceil(25%) are test models,
-the rest the ``fit`` input; k anchors; truth = the test model's mean over all its
-non-NaN items. Reports the MAE of random-k (mean of 50 draws), irt, p-IRT, gp-IRT,
-Spearman's rank correlation (gp-IRT vs truth) and the 95% interval coverage.
-Nothing is tuned on the test models: ``fit`` sees only the training models.
+Two protocols (:mod:`builder.bench.protocols`) on every matrix of ``../shared/data/responses``,
+k anchors, seeds 0-4:
 
-    python -m builder.bench.accuracy                # the four protocol datasets, seeds 0 1 2
-    python -m builder.bench.accuracy --dev          # development mode: never touches the test models
+* **interpolation**: a random 25% of the models are test models, the rest the ``fit`` input;
+* **extrapolation**: fit on the weakest 50% of the models, test on the strongest 30%.
 
-``--dev`` is for design decisions: for each dataset and seed it keeps only the protocol's
-*training* models and runs the same protocol inside them (``--dev-reps`` nested splits, the
-first 25% of a reshuffle as pseudo-test models). Choices made on ``--dev`` numbers leave
-the protocol's test models unseen.
+For each test model the truth is its mean over all its evaluated items. Reported per
+dataset: MAE / random-k (random-k = the plain mean of k random items, mean of 50 draws)
+of our ``score`` and components (irt, p-IRT, gp-IRT) and of the nine BenchPred methods
+(read from ``bench_cache/peers``; see :mod:`builder.bench.peers`), the coverage and mean
+width of our 95% interval, and the spread over seeds.
+
+    python -m builder.bench.accuracy                      # both protocols, every dataset, seeds 0-4
+    python -m builder.bench.accuracy --dev                # development protocol: training models only
+
+``--dev`` is for design decisions: for each dataset, protocol and seed it keeps only the
+protocol's *training* models and runs the same protocol inside them
+(:func:`protocols.dev_splits`). Choices made on ``--dev`` numbers leave the protocol's
+test models unseen. BenchPred rows are not available in ``--dev`` mode.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
+import os
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
-from scipy.stats import spearmanr
 
-from ..fitting import fit_estimator
 from ..matrix import ResponseMatrix
+from . import protocols
 
-PROTOCOL_DATASETS = ("alpaca_eval_2", "gsm8k_zeroeval", "wmdp_bio", "wmdp_cyber")
 DEFAULT_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "responses"
+OURS = ("irt", "pirt", "gpirt", "score")
+LABELS = {"irt": "irt", "pirt": "p-IRT", "gpirt": "gp-IRT", "score": "**score**",
+          "random_sampling": "rand. sampling", "random_sampling_and_learn": "RS+learn",
+          "random_search_and_learn": "RSearch+learn", "aipw": "AIPW", "lasso": "lasso", "pca": "PCA",
+          "double_optimize": "double opt.", "anchor_points_weighted": "AP weighted",
+          "anchor_points_predictor": "AP predictor"}
 
 
-def random_k_mae(Y: np.ndarray, truth: np.ndarray, k: int, draws: int, rng: np.random.Generator) -> float:
-    errs = []
-    for _ in range(draws):
-        pick = rng.choice(Y.shape[1], k, replace=False)
-        est = np.nanmean(Y[:, pick], axis=1)
-        errs.append(np.nanmean(np.abs(est - truth)))
-    return float(np.mean(errs))
+def run_split(name: str, path: str, protocol: str, seed: int, k: int, dev_rep: int | None,
+              fit_kwargs: dict) -> dict:
+    """Fit on one split's training models and estimate its test models (one task)."""
+    from ..fitting import fit_estimator
+    from .peers import random_k_mae
 
-
-def run_one(matrix: ResponseMatrix, seed: int, k: int, fit_kwargs: dict) -> dict:
-    n = matrix.shape[0]
-    perm = np.random.default_rng(seed).permutation(n)
-    n_test = math.ceil(0.25 * n)
-    test, train = perm[:n_test], perm[n_test:]
+    matrix = ResponseMatrix.read(path)
+    Y, models = matrix.scores, matrix.models
+    if dev_rep is None:
+        train, test = protocols.split(protocol, Y, models, seed)
+    else:
+        train, test = list(protocols.dev_splits(protocol, Y, models, seed, reps=dev_rep + 1))[dev_rep]
     t0 = time.perf_counter()
     res = fit_estimator(matrix.select_models(train), n_anchors=k, seed=seed, progress=False, **fit_kwargs)
-    fit_time = time.perf_counter() - t0
-    est = res.estimator
-    Yt = matrix.scores[test]
-    truth = np.nanmean(Yt, axis=1)
-    out = est.estimate(Yt[:, res.anchors.positions])
-    g = lambda key: np.array([r[key] for r in out])
-    gp, lo, hi = g("gpirt"), g("ci_low"), g("ci_high")
+    fit_s = time.perf_counter() - t0
+    Yt = Y[test]
+    truth = protocols.model_means(Yt)
+    t0 = time.perf_counter()
+    out = res.estimator.estimate(Yt[:, res.anchors.positions])
+    est_ms = 1000 * (time.perf_counter() - t0) / len(test)
+    get = lambda key: [float(r[key]) for r in out]
+    comp = res.estimator.components(Yt[:, res.anchors.positions])
     return {
-        "seed": seed, "n_train": int(len(train)), "n_test": int(n_test), "n_dims": est.n_dims,
-        "lambda": list(est.lambdas.values())[0], "fit_seconds": fit_time,
-        "random": random_k_mae(Yt, truth, k, 50, np.random.default_rng(1000 + seed)),
-        "irt": float(np.mean(np.abs(g("irt") - truth))),
-        "pirt": float(np.mean(np.abs(g("pirt") - truth))),
-        "gpirt": float(np.mean(np.abs(gp - truth))),
-        "spearman": float(spearmanr(gp, truth).statistic),
-        "coverage": float(np.mean((truth >= lo) & (truth <= hi))),
-        "ci_width": float(np.mean(hi - lo)),
+        "components": {key: comp[key][:, 0].tolist() for key in ("db", "se_db", "mb", "ridge", "weight_db", "se")},
+        "dataset": name, "protocol": protocol, "seed": seed, "dev_rep": dev_rep,
+        "n_train": int(len(train)), "n_test": int(len(test)), "n_dims": res.estimator.n_dims,
+        "fit_seconds": fit_s, "estimate_ms_per_model": est_ms, "truth": truth.tolist(),
+        "random": random_k_mae(Yt, truth, k, seed=seed),
+        **{key: get(key) for key in OURS}, "ci_low": get("ci_low"), "ci_high": get("ci_high"),
+        "params": res.report.get("params"),
     }
+
+
+def attach_peers(row: dict, path: str, k: int, cache_dir, peers_python) -> None:
+    """Add the BenchPred predictions of the row's split (cache; the venv on a miss)."""
+    from .peers import PEER_METHODS, PeersUnavailableError, peer_predictions
+
+    matrix = ResponseMatrix.read(path)
+    try:
+        res = peer_predictions(row["dataset"], matrix.scores, matrix.models, matrix.items, row["protocol"],
+                               row["seed"], k=k, methods=PEER_METHODS, cache_dir=cache_dir,
+                               peers_python=peers_python)
+    except PeersUnavailableError as exc:
+        print(f"warning: no BenchPred rows for {row['dataset']} {row['protocol']} seed {row['seed']}: "
+              f"{str(exc).splitlines()[0]}", file=sys.stderr)
+        return
+    row["peers"] = {m: [float(x) for x in r["pred"]] for m, r in res.items() if r.get("error") is None}
+
+
+def _mae(pred, truth) -> float:
+    pred, truth = np.asarray(pred, dtype=np.float64), np.asarray(truth, dtype=np.float64)
+    return float(np.nanmean(np.abs(pred - truth)))
+
+
+def summarize(rows: list[dict], datasets, protocol: str) -> tuple[str, dict]:
+    """Markdown tables (ratios; coverage) for one protocol and the numbers behind them."""
+    rows = [r for r in rows if r["protocol"] == protocol]
+    peer_names = sorted({m for r in rows for m in r.get("peers", {})},
+                        key=lambda m: list(LABELS).index(m) if m in LABELS else 99)
+    methods = list(OURS) + peer_names
+    stats: dict = {}
+    for name in datasets:
+        rs = [r for r in rows if r["dataset"] == name]
+        if not rs:
+            continue
+        rand = np.array([r["random"] for r in rs])
+        st = {"n_train": rs[0]["n_train"], "n_test": rs[0]["n_test"], "random": float(rand.mean()), "ratio": {},
+              "sd": {}}
+        for m in methods:
+            maes = [(_mae(r[m], r["truth"]) if m in OURS else _mae(r["peers"][m], r["truth"]))
+                    for r in rs if m in OURS or m in r.get("peers", {})]
+            if len(maes) != len(rs):
+                continue
+            st["ratio"][m] = float(np.mean(maes) / rand.mean())
+            st["sd"][m] = float(np.std(np.array(maes) / rand, ddof=1)) if len(rs) > 1 else 0.0
+        truth = np.concatenate([r["truth"] for r in rs])
+        lo, hi = np.concatenate([r["ci_low"] for r in rs]), np.concatenate([r["ci_high"] for r in rs])
+        st["coverage"] = float(np.mean((truth >= lo) & (truth <= hi)))
+        st["width"] = float(np.mean(hi - lo))
+        st["fit_seconds"] = float(np.mean([r["fit_seconds"] for r in rs]))
+        st["seeds"] = len(rs)
+        stats[name] = st
+    lines = [
+        "| dataset | train/test | random-k MAE | " + " | ".join(LABELS.get(m, m) for m in methods)
+        + " | best other | score / best | 95% coverage | width |",
+        "|---|---|---:|" + "---:|" * len(methods) + "---|---:|---:|---:|",
+    ]
+    for name, st in stats.items():
+        others = {m: v for m, v in st["ratio"].items() if m != "score"}
+        best = min(others, key=others.get)
+        cells = []
+        for m in methods:
+            v = st["ratio"].get(m)
+            if v is None:
+                cells.append("")
+            elif m == "score":
+                cells.append(f"**{v:.2f}** ±{st['sd'][m]:.2f}")
+            else:
+                cells.append(f"{v:.2f}")
+        lines.append(f"| {name} | {st['n_train']}/{st['n_test']} | {st['random']:.4f} | " + " | ".join(cells)
+                     + f" | {LABELS.get(best, best)} {others[best]:.2f} | {st['ratio']['score'] / others[best]:.2f}"
+                     f" | {st['coverage']:.0%} | {st['width']:.3f} |")
+    means = {m: float(np.mean([st["ratio"][m] for st in stats.values() if m in st["ratio"]])) for m in methods}
+    lines.append("| **mean** | | | " + " | ".join(f"{means[m]:.2f}" for m in methods) + " | | | "
+                 f"{np.mean([st['coverage'] for st in stats.values()]):.0%} | "
+                 f"{np.mean([st['width'] for st in stats.values()]):.3f} |")
+    return "\n".join(lines), {"datasets": stats, "mean_ratio": means}
+
+
+def goals(protocol: str, summary: dict) -> list[str]:
+    """The issue's goals, checked on a summary."""
+    st = summary["datasets"]
+    if not st:
+        return []
+    cov = {n: s["coverage"] for n, s in st.items()}
+    out = []
+    if protocol == "extrapolation":
+        worse = [n for n, s in st.items() if s["ratio"]["score"] > 1.0]
+        out.append(f"score MAE <= random-k on every dataset: {'met' if not worse else 'NOT met: ' + ', '.join(worse)}")
+        bad = [n for n, c in cov.items() if not 0.90 <= c <= 0.98]
+        out.append(f"95% intervals cover 90-98% per dataset: {'met' if not bad else 'NOT met: ' + ', '.join(f'{n} {cov[n]:.0%}' for n in bad)}")
+    else:
+        means = summary["mean_ratio"]
+        best = min(means, key=means.get)
+        verdict = "met" if best == "score" else f"NOT met ({LABELS.get(best, best)} {means[best]:.3f} vs score {means['score']:.3f})"
+        out.append(f"lowest mean ratio of all methods: {verdict}")
+        far = [n for n, s in st.items()
+               if s["ratio"]["score"] > 1.05 * min(v for m, v in s["ratio"].items() if m != "score")]
+        out.append(f"never more than 5% worse than the best method: {'met' if not far else 'NOT met: ' + ', '.join(far)}")
+        out.append(f"mean ratio <= 0.65: {'met' if means['score'] <= 0.65 else 'NOT met'} ({means['score']:.3f})")
+        bad = [n for n, c in cov.items() if not 0.90 <= c <= 0.97]
+        out.append(f"95% intervals cover 90-97% per dataset: {'met' if not bad else 'NOT met: ' + ', '.join(f'{n} {cov[n]:.0%}' for n in bad)}")
+    return out
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m builder.bench.accuracy", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-dir", type=Path, default=DEFAULT_DATA, help="folder of <name>.parquet matrices")
-    ap.add_argument("--datasets", nargs="+", default=list(PROTOCOL_DATASETS))
-    ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    ap.add_argument("--datasets", nargs="+", default=list(protocols.ACCURACY_DATASETS))
+    ap.add_argument("--protocols", nargs="+", default=list(protocols.PROTOCOLS), choices=protocols.PROTOCOLS)
+    ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
     ap.add_argument("--anchors", type=int, default=100)
-    ap.add_argument("--dims", type=int, default=None)
-    ap.add_argument("--binarize", action="store_true")
-    ap.add_argument("--json", type=Path, help="also write all rows as JSON")
-    ap.add_argument("--dev", action="store_true",
-                    help="development mode: nested splits of the protocol's training models only")
-    ap.add_argument("--dev-reps", type=int, default=4, help="nested splits per seed in --dev mode (default 4)")
+    ap.add_argument("--dims", type=int, default=None, help="IRT dimension (default: chosen by validation)")
+    ap.add_argument("--design", choices=("stratified", "kmeans"), default="stratified")
+    ap.add_argument("--kappa", type=float, default=None, help="fit_estimator's kappa (default: its default)")
+    ap.add_argument("--dev", action="store_true", help="development protocol: nested splits of training models only")
+    ap.add_argument("--dev-reps", type=int, default=2, help="nested interpolation splits per seed in --dev (default 2)")
+    ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="parallel fits (default 2)")
+    ap.add_argument("--peers-cache", type=Path, default=None, help="BenchPred cache folder (default bench_cache/peers)")
+    ap.add_argument("--peers-python", type=Path, default=None,
+                    help="BenchPred venv interpreter, used only on a cache miss (see builder.bench.peers)")
+    ap.add_argument("--json", type=Path, help="also write every split's per-model estimates as JSON")
     args = ap.parse_args(argv)
-    fit_kwargs = {"n_dims": args.dims, "binarize": args.binarize}
-    rows = []
+    if args.jobs < 1:
+        ap.error("--jobs must be at least 1")
+    fit_kwargs = {"n_dims": args.dims, "design": args.design}
+    if args.kappa is not None:
+        fit_kwargs["kappa"] = args.kappa
+    tasks = []
     for name in args.datasets:
         path = args.data_dir / f"{name}.parquet"
-        if not path.exists():
-            print(f"error: {path} not found", file=sys.stderr)
+        if not path.is_file():
+            print(f"error: {path} not found (--data-dir)", file=sys.stderr)
             return 2
-        matrix = ResponseMatrix.read(path)
-        for seed in args.seeds:
-            if args.dev:
-                n = matrix.shape[0]
-                train = np.sort(np.random.default_rng(seed).permutation(n)[math.ceil(0.25 * n):])
-                runs = [(matrix.select_models(train), seed * 100 + 10 + r) for r in range(args.dev_reps)]
-            else:
-                runs = [(matrix, seed)]
-            for data, split_seed in runs:
-                r = run_one(data, split_seed, args.anchors, fit_kwargs)
-                r["dataset"] = name
-                rows.append(r)
-            print(f"{name} seed {seed}: " + ", ".join(
-                f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in r.items() if k not in ("dataset", "seed")
-            ), file=sys.stderr)
-    keys = ["random", "irt", "pirt", "gpirt", "spearman", "coverage", "ci_width", "fit_seconds"]
-    mode = f"DEV mode ({args.dev_reps} nested splits of each seed's training models)" if args.dev else "protocol"
-    print(f"\n{mode}; k = {args.anchors}; means over seeds {args.seeds}\n")
-    print("| dataset | train/test models | random-k | irt | p-IRT | gp-IRT | gp-IRT / random | Spearman | 95% coverage | mean CI width | fit s |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    ratios = []
-    for name in args.datasets:
-        rs = [r for r in rows if r["dataset"] == name]
-        m = {k: float(np.mean([r[k] for r in rs])) for k in keys}
-        ratios.append(m["gpirt"] / m["random"])
-        print(f"| {name} | {rs[0]['n_train']}/{rs[0]['n_test']} | {m['random']:.4f} | {m['irt']:.4f} | {m['pirt']:.4f} | "
-              f"{m['gpirt']:.4f} | {m['gpirt'] / m['random']:.2f} | {m['spearman']:.3f} | {m['coverage']:.0%} | "
-              f"{m['ci_width']:.3f} | {m['fit_seconds']:.1f} |")
-    allcov = np.mean([r["coverage"] for r in rows])
-    print(f"\nmean gp-IRT / random ratio: {np.mean(ratios):.2f}; pooled coverage: {allcov:.0%}")
+        for protocol in args.protocols:
+            for seed in args.seeds:
+                reps = ([None] if not args.dev else
+                        list(range(args.dev_reps if protocol == "interpolation" else 1)))
+                tasks += [(name, str(path), protocol, seed, args.anchors, rep, fit_kwargs) for rep in reps]
+    rows = []
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(args.jobs) as pool:
+        for i, row in enumerate(pool.map(_run_task, tasks), 1):
+            rows.append(row)
+            print(f"[{i}/{len(tasks)}] {row['dataset']} {row['protocol']} seed {row['seed']}"
+                  f"{'' if row['dev_rep'] is None else ' dev ' + str(row['dev_rep'])}: score MAE "
+                  f"{_mae(row['score'], row['truth']):.4f}, random-k {row['random']:.4f}, fit {row['fit_seconds']:.1f} s",
+                  file=sys.stderr)
+    if not args.dev:
+        from .peers import DEFAULT_CACHE_DIR
+
+        for row in rows:
+            attach_peers(row, str(args.data_dir / f"{row['dataset']}.parquet"), args.anchors,
+                         args.peers_cache or DEFAULT_CACHE_DIR, args.peers_python)
+    print(f"\n{'DEV protocol (training models only)' if args.dev else 'Protocol'}; k = {args.anchors}; seeds "
+          f"{args.seeds}; design {args.design}; {time.perf_counter() - t0:.0f} s\n")
+    summaries = {}
+    for protocol in args.protocols:
+        table, summ = summarize(rows, args.datasets, protocol)
+        summaries[protocol] = summ
+        print(f"### {protocol}: MAE / random-k (score: ± sd over seeds)\n\n{table}\n")
+        for line in goals(protocol, summ):
+            print(f"- {line}")
+        print()
     if args.json:
-        args.json.write_text(json.dumps(rows, indent=1))
+        args.json.write_text(json.dumps({"rows": rows, "summaries": summaries}, indent=1))
     return 0
+
+
+def _run_task(task):
+    return run_split(*task)
 
 
 if __name__ == "__main__":

@@ -43,11 +43,13 @@ def make_folder(out, *, version="1.0.0", seed=0, k=5, extra=None, previous=None,
     anchors = _anchors(seed, k)
     item_ids = [f"q{j}" for j in range(N_ITEMS)]
     rng = np.random.default_rng(1000 + seed)
+    strata = np.arange(N_ITEMS) % k
+    strata[np.asarray(anchors)] = np.arange(k)  # anchor i represents stratum i
     est = TinyEstimator(
         item_ids=item_ids, anchor_positions=anchors, anchor_weights=np.full(k, 1.0 / k),
         A=rng.normal(1.0, 0.2, size=(N_ITEMS, 1)), b=rng.normal(size=N_ITEMS), balance=np.ones(N_ITEMS),
         scenario_index=np.zeros(N_ITEMS, int), scenario_names=[name],
-        cluster=np.arange(N_ITEMS) % k, prior_mean=np.zeros(1), prior_cov=np.eye(1),
+        strata=strata, design="kmeans", prior_mean=np.zeros(1), prior_cov=np.eye(1),
         metadata={"benchmark": name, "version": version},
     )
     rows = {"item_id": [item_ids[a] for a in anchors], "question": [f"question {a} (seed {seed})" for a in anchors]}
