@@ -35,7 +35,8 @@ How ``score`` is computed (for tiny benchmarks built with the stratified design)
   ``s2 = sigma^2 + kappa * d^2``, where ``d`` is how far ``db`` lies outside the
   training models' score range: models like the training ones get the sharper
   model-based estimate, models outside the range (typically newer, stronger ones) get the
-  design-based one, and the interval widens accordingly.
+  design-based one, and the interval widens accordingly. The interval always contains
+  the design-based 90% interval ``db +- 1.645 se_db``, so it stays honest under any shift.
 
 The ability ``theta`` is the MAP on the answered anchors with the training models'
 abilities as a Gaussian prior; unseen items get the posterior-averaged probability
@@ -81,6 +82,8 @@ DEFAULT_PARAMS = {
     "method": "gpirt", "lambda": 0.5, "interval_scale": 1.0, "pirt_weight": 1.0, "sigma": 0.0,
     "range": [0.0, 1.0], "kappa": 16.0, "ridge_intercept": 0.0,
 }
+#: the score's interval always holds ``db +- DESIGN_FLOOR_Z * se_db`` (the design-based 90% interval)
+DESIGN_FLOOR_Z = 1.6448536269514722
 # a sanity bound on stored parameters: |a|, |b| beyond this are corrupt, not fitted
 _MAX_PARAM = 1e4
 
@@ -245,9 +248,6 @@ class TinyEstimator:
         self._one_hot = np.zeros((N, S))
         self._one_hot[np.arange(N), self.scenario_index] = 1.0
         self._anchor_one_hot = self._one_hot[self.anchor_positions]
-        # (N, S) view of a contiguous (S, N) array: numpy 2.x multiplies (n, N) @ (N, 1)
-        # about 1000x slower when the right operand is a C-contiguous column
-        self._sum_by_scenario = np.ascontiguousarray(self._one_hot.T).T
         self._scenario_items = [np.flatnonzero(self.scenario_index == s) for s in range(S)]
         self._scenario_anchors = [np.flatnonzero(self._anchor_scenario == s) for s in range(S)]
         # outer products a_j a_j' flattened: a_j' S a_j for all items is one product
@@ -501,9 +501,9 @@ class TinyEstimator:
         Pa, Va = P[:, self.anchor_positions], V[:, self.anchor_positions]
         # --- pirt: sum over all items of w p, then the answered anchors' y replace their p
         wa_items = self._w_anchor * obs
-        pirt = (P * self._w) @ self._sum_by_scenario + (wa_items * (Yf - Pa)) @ self._anchor_one_hot
+        pirt = self._by_scenario(P * self._w) + (wa_items * (Yf - Pa)) @ self._anchor_one_hot
         wV = V * self._w
-        bern = (wV * self._w) @ self._sum_by_scenario - (wa_items * self._w_anchor * Va) @ self._anchor_one_hot
+        bern = self._by_scenario(wV * self._w) - (wa_items * self._w_anchor * Va) @ self._anchor_one_hot
         theta_var = np.empty((n, S))
         for s in range(S):
             cols, acols = self._scenario_items[s], self._scenario_anchors[s]
@@ -547,6 +547,9 @@ class TinyEstimator:
         # the design-based error is honest by construction; the model-based one is scaled
         # so that the out-of-fold intervals cover (interval_scale)
         comp_se = g * se_db + (1 - g) * np.sqrt(s2) * self._p["interval_scale"]
+        # never narrower than the design-based 90% interval around db: whatever the shift,
+        # the interval holds one that needs no model
+        comp_se = np.maximum(comp_se, (np.abs(comp_score - db) + DESIGN_FLOOR_Z * se_db) / self._z)
         gp_se = self._p["lambda"] * np.where(np.isnan(irt), 0.0, se_irt) + (1 - self._p["lambda"]) * se_pirt
         gp_se = np.where(np.isnan(irt), se_pirt, gp_se) * self._p["interval_scale"]
         score = np.where(self._composite, comp_score, gpirt)
@@ -555,6 +558,12 @@ class TinyEstimator:
         return {"x": X, "irt": irt, "se_irt": se_irt, "pirt": pirt, "se_pirt": se_pirt, "gpirt": gpirt, "db": db,
                 "se_db": se_db, "ridge": ridge, "mb": mb, "score": score, "se": se, "weight_db": weight_db,
                 "answered": answered, "theta": theta}
+
+    def _by_scenario(self, X: np.ndarray) -> np.ndarray:
+        """Per-scenario sums of the columns of X (n, N) -> (n, S)."""
+        # a plain row sum for one scenario: a product with an (N, 1) operand can hit a slow
+        # BLAS path depending on its strides
+        return X.sum(1, keepdims=True) if len(self.scenarios) == 1 else X @ self._one_hot
 
     def _stratum_sums(self, X: np.ndarray) -> np.ndarray:
         """Per-stratum sums of the columns of X (n, N) -> (n, H)."""
