@@ -106,19 +106,29 @@ class ConfigSpec:
     metric : str
         Per-example metric the responses hold (acc, acc_norm, mc2, exact_match, preference...).
     renderer : str or None
-        Name of the ``input_formatted`` renderer in :mod:`builder.prompts` (None: no column).
+        Name of the ``input_formatted`` renderer in :mod:`builder.prompts` (None: no column;
+        ``"template"``: the jinja2 ``prompt_template`` of a custom benchmark).
     harness_task : str or None
         lm-evaluation-harness task name whose logs ``builder estimate`` reads.
     harness_metric : str or None
         Per-sample metric key in those logs (``acc_norm`` for tinyArc...).
+    harness_metric_alternatives : tuple of str
+        Metrics read when the logs lack ``harness_metric`` and that score the same there (tinyMMLU
+        and tinyWinogrande: ``acc``, equal to ``acc_norm`` because all continuations of an item
+        have the same length; lm-eval's tiny tasks listed ``acc_norm``, later ``acc`` only).
     num_fewshot : int
         In-context examples in ``input_formatted`` (0: none).
     fewshot_split : str or None
         Split (one of ``full_splits``) the examples are drawn from.
     fewshot_sampler : str
-        ``first_n`` or ``harness_v1`` (:data:`builder.prompts.SAMPLERS`).
+        Sampler of the tiny split: ``first_n`` or ``harness_v1`` (:data:`builder.prompts.SAMPLERS`).
     fewshot_seed : int
         Seed of the ``harness_v1`` sampler (the v0.3 harness used 42).
+    full_split_sampler : str
+        Sampler of the full splits: ``fixed`` (the same shots for every row) or ``first_n``
+        (:data:`builder.prompts.FULL_SPLIT_SAMPLERS`), as the published datasets rendered them.
+    full_split_seed : int
+        Seed of the ``fixed`` sampler (lm-evaluation-harness 0.4's 1234).
     fewshot_group : str or None
         Column whose value a row and its shots share (MMLU: ``subject``).
     eval_size : int or None
@@ -129,8 +139,13 @@ class ConfigSpec:
     class_labels : dict
         Column -> ClassLabel names (tinyMMLU's ``answer``: A-D), for the dataset features.
     content_from : str
-        ``upstream`` (rows of the upstream Hub dataset) or ``source`` (the item content the
-        reader gives, e.g. HELM ``instances.json``).
+        ``upstream`` (rows of the upstream Hub dataset), ``source`` (the item content the
+        reader gives, e.g. HELM ``instances.json``) or ``local`` (content given with
+        ``--content``, no upstream default: custom benchmarks).
+    item_id_column : str
+        Content column holding the response matrix's item ids (``item_id`` in ``../shared/data``).
+    prompt_template : str or None
+        jinja2 template of ``input_formatted`` when ``renderer == "template"``.
     license : str or None
         Licence of this config's source when a benchmark mixes sources (bundles); None: the
         benchmark's licence.
@@ -153,15 +168,20 @@ class ConfigSpec:
     renderer: str | None = None
     harness_task: str | None = None
     harness_metric: str | None = None
+    harness_metric_alternatives: tuple[str, ...] = ()
     num_fewshot: int = 0
     fewshot_split: str | None = None
     fewshot_sampler: str = "first_n"
     fewshot_seed: int = 42
+    full_split_sampler: str = "fixed"
+    full_split_seed: int = 1234
     fewshot_group: str | None = None
     eval_size: int | None = None
     split_sizes: dict = field(default_factory=dict)
     class_labels: dict = field(default_factory=dict)
     content_from: str = "upstream"
+    item_id_column: str = "item_id"
+    prompt_template: str | None = None
     license: str | None = None
     original_scenario: str | None = None
     legacy_scenarios: tuple[str, ...] = ()
@@ -289,7 +309,8 @@ def get_by_original(bench: str) -> BenchmarkSpec:
 
 
 _SAMPLERS = ("first_n", "harness_v1")
-_CONTENT_FROM = ("upstream", "source")
+_FULL_SPLIT_SAMPLERS = ("first_n", "fixed")
+_CONTENT_FROM = ("upstream", "source", "local")
 
 
 def validate_spec(spec: BenchmarkSpec) -> list[str]:
@@ -326,6 +347,12 @@ def validate_spec(spec: BenchmarkSpec) -> list[str]:
             out.append(f"{where}: few-shot split {c.fewshot_split!r} is not a full split")
         if c.fewshot_sampler not in _SAMPLERS:
             out.append(f"{where}: unknown few-shot sampler {c.fewshot_sampler!r}")
+        if c.full_split_sampler not in _FULL_SPLIT_SAMPLERS:
+            out.append(f"{where}: unknown full-split sampler {c.full_split_sampler!r}")
+        if (c.renderer == "template") != bool(c.prompt_template):
+            out.append(f"{where}: a prompt template goes with renderer 'template'")
+        if c.renderer == "template" and c.num_fewshot:
+            out.append(f"{where}: a prompt template holds its own examples (num_fewshot must be 0)")
         if c.fewshot_group and c.fewshot_group not in c.columns:
             out.append(f"{where}: few-shot group column {c.fewshot_group!r} not in columns")
         if c.content_from not in _CONTENT_FROM:
@@ -349,6 +376,8 @@ def validate_spec(spec: BenchmarkSpec) -> list[str]:
             out.append(f"{where}: source_task and metric are required")
         if c.harness_task and not c.harness_metric:
             out.append(f"{where}: harness_task without harness_metric")
+        if not c.item_id_column:
+            out.append(f"{where}: item_id_column is empty")
         if c.eval_size is not None and c.eval_size < spec.anchors:
             out.append(f"{where}: eval_size {c.eval_size} < anchors {spec.anchors}")
     return out
@@ -440,8 +469,9 @@ MMLU_CONFIG = ConfigSpec(
     columns=("question", "subject", "choices", "answer", "input_formatted"),
     upstream="cais/mmlu", upstream_config="all", upstream_splits={"test": "test", "dev": "dev"},
     source_task="mmlu", metric="acc",
-    renderer="mmlu", harness_task="tinyMMLU", harness_metric="acc",
-    num_fewshot=5, fewshot_split="dev", fewshot_sampler="first_n", fewshot_group="subject",
+    renderer="mmlu", harness_task="tinyMMLU", harness_metric="acc_norm", harness_metric_alternatives=("acc",),
+    num_fewshot=5, fewshot_split="dev", fewshot_sampler="first_n", full_split_sampler="first_n",
+    fewshot_group="subject",
     eval_size=14042, split_sizes={"dev": 285}, class_labels={"answer": ("A", "B", "C", "D")},
     license="mit", original_scenario="mmlu",
 )
@@ -477,7 +507,8 @@ WINOGRANDE_CONFIG = ConfigSpec(
     upstream="allenai/winogrande", upstream_config="winogrande_xl",
     upstream_splits={"validation": "validation", "train": "train", "test": "test"},
     source_task="winogrande", metric="acc",
-    renderer="winogrande", harness_task="tinyWinogrande", harness_metric="acc",
+    renderer="winogrande", harness_task="tinyWinogrande", harness_metric="acc_norm",
+    harness_metric_alternatives=("acc",),
     num_fewshot=5, fewshot_split="train", fewshot_sampler="harness_v1",
     eval_size=1267, split_sizes={"train": 40398, "test": 1767},
     license="cc-by-2.0", original_scenario="winogrande",
@@ -547,7 +578,8 @@ register(BenchmarkSpec(
     description=_TINY_CARD.format(n=100, what="Winogrande (XL) validation sentences", total="1,267",
                                   bench="Winogrande",
                                   shots=" for partial evaluation: 5 `train` examples with the correct option "
-                                        "filled in, then the sentence up to the blank (append either option)"),
+                                        "filled in, then the sentence up to the blank and the correct option "
+                                        "(replace that option by each option to score it)"),
 ))
 
 register(BenchmarkSpec(

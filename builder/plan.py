@@ -99,7 +99,9 @@ def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[Estimat
             configs_info[c.name] = {
                 "scenario": c.scenario, "tiny_split": c.tiny_split, "splits": splits,
                 "estimator": fit.path, "harness_task": c.harness_task,
-                "harness_metric": getattr(c, "harness_metric", None), "renderer": c.renderer,
+                "harness_metric": getattr(c, "harness_metric", None),
+                "harness_metric_alternatives": list(getattr(c, "harness_metric_alternatives", ()) or ()),
+                "renderer": c.renderer,
                 "source_task": c.source_task, "metric": c.metric,
             }
     manifest = {
