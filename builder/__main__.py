@@ -120,7 +120,14 @@ def _cmd_build(args: argparse.Namespace) -> int:
     from .dataset import build_benchmark
 
     content = parse_content_args(args.content)
-    spec = get_benchmark(args.name)
+    if (args.name is None) == (args.spec is None):
+        raise ValueError("build takes a registered benchmark NAME or --spec FILE.toml (one of them)")
+    if args.spec is not None:
+        from .specs import load_spec_file
+
+        spec = load_spec_file(args.spec)
+    else:
+        spec = get_benchmark(args.name)
     options = BuildOptions(anchors=args.anchors, seed=args.seed, version=args.version, repo_id=args.repo_id,
                            item_order=args.item_order, fit=FitOptions(n_dims=args.dims, design=args.design,
                                                          n_seeds=args.kmeans_seeds))
@@ -245,12 +252,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     pb = sub.add_parser(
         "build", help="fit, select anchors and write a Hub-ready tiny dataset folder (data, estimator, card)",
-        description="Fit the estimator of the registered tiny benchmark NAME on RESPONSES, select its anchors "
+        description="Fit the estimator of the registered tiny benchmark NAME (or of the benchmark a --spec file "
+                    "describes) on RESPONSES, select its anchors "
                     "and write DIR: parquet data per config/split (the tiny split in anchor order), the estimator "
                     "side files and estimator.py, validation report and plot, dataset card and manifest.json. "
                     "Same inputs and seed give a byte-identical folder. See docs/BUILD.md.",
     )
-    pb.add_argument("name", metavar="NAME", help="registered benchmark (tinyMMLU, tinyAlpacaEval, ...)")
+    pb.add_argument("name", metavar="NAME", nargs="?", default=None,
+                    help="registered benchmark (tinyMMLU, tinyAlpacaEval, ...); or give --spec")
+    pb.add_argument("--spec", metavar="FILE.toml", default=None,
+                    help="your own benchmark, described by a spec file (name, licence, citation, item id "
+                         "column, prompt template, lm-eval task: see builder/specs.py and specs/)")
     pb.add_argument("--responses", required=True, nargs="+", metavar="SOURCE",
                     help="score table (parquet/CSV) or evaluation outputs that `ingest` reads")
     pb.add_argument("--content", action="append", default=[], metavar="SPLIT=PATH",

@@ -93,7 +93,9 @@ class ConfigSpec:
     full_splits : tuple of str
         Other splits carried in full (few-shot examples), e.g. ``("dev",)``.
     columns : tuple of str
-        Columns of every split, in order (``input_formatted`` last when rendered).
+        Columns of every split, in order (``input_formatted`` last when rendered). Empty for a
+        custom benchmark (``content_from="local"``) that keeps every content column, its item id
+        column first: the build fills them in from the content.
     upstream : str
         Default upstream Hub dataset id for the content (``cais/mmlu``...); empty when the
         content comes from the evaluation source itself (``content_from="source"``).
@@ -112,6 +114,10 @@ class ConfigSpec:
         lm-evaluation-harness task name whose logs ``builder estimate`` reads.
     harness_metric : str or None
         Per-sample metric key in those logs (``acc_norm`` for tinyArc...).
+    harness_config : mapping or None
+        A custom benchmark's lm-evaluation-harness task settings (``output_type``, ``doc_to_text``,
+        ``doc_to_choice``, ``doc_to_target``, ``until``; :mod:`builder.specs`). Registered
+        benchmarks' tasks are written from their renderer (:mod:`builder.harness_tasks`).
     harness_metric_alternatives : tuple of str
         Metrics read when the logs lack ``harness_metric`` and that score the same there (tinyMMLU
         and tinyWinogrande: ``acc``, equal to ``acc_norm`` because all continuations of an item
@@ -169,6 +175,7 @@ class ConfigSpec:
     harness_task: str | None = None
     harness_metric: str | None = None
     harness_metric_alternatives: tuple[str, ...] = ()
+    harness_config: dict | None = None
     num_fewshot: int = 0
     fewshot_split: str | None = None
     fewshot_sampler: str = "first_n"
@@ -221,6 +228,9 @@ class BenchmarkSpec:
         Per-source licence details for the card (bundles, ``other``).
     original_bench : str or None
         The ``bench`` argument of the original ``tinyBenchmarks.evaluate(y, bench)``.
+    custom : mapping or None
+        For a benchmark described by a spec file (:mod:`builder.specs`), the file's checked keys;
+        the manifest keeps them so a built folder describes its own benchmark.
     """
 
     name: str
@@ -235,6 +245,7 @@ class BenchmarkSpec:
     task_ids: tuple[str, ...] = ()
     license_notes: str = ""
     original_bench: str | None = None
+    custom: dict | None = None
 
     def config(self, name: str) -> ConfigSpec:
         for c in self.configs:
@@ -335,11 +346,12 @@ def validate_spec(spec: BenchmarkSpec) -> list[str]:
             out.append(f"{where}: tiny split {c.tiny_split!r} also listed in full_splits")
         if len(set(c.full_splits)) != len(c.full_splits):
             out.append(f"{where}: repeated full split")
-        if len(set(c.columns)) != len(c.columns) or not c.columns:
+        resolved = bool(c.columns)  # a custom benchmark's (content_from="local") come from the content
+        if len(set(c.columns)) != len(c.columns) or not (resolved or c.content_from == "local"):
             out.append(f"{where}: columns empty or repeated")
-        if (c.renderer is not None) != ("input_formatted" in c.columns):
+        if resolved and (c.renderer is not None) != ("input_formatted" in c.columns):
             out.append(f"{where}: input_formatted column and renderer must come together")
-        if c.renderer is not None and c.columns[-1] != "input_formatted":
+        if resolved and c.renderer is not None and c.columns[-1] != "input_formatted":
             out.append(f"{where}: input_formatted must be the last column")
         if c.num_fewshot < 0:
             out.append(f"{where}: num_fewshot < 0")
@@ -658,10 +670,11 @@ register(BenchmarkSpec(
     ),
     task_categories=("question-answering", "text-generation", "translation"),
     source_citation=HELM_BIBTEX, original_bench="helm_lite",
-    description="100 instances from each of the ten HELM Lite scenarios (1,000 in all), chosen with one "
-                "IRT model fitted on the HELM Lite leaderboard, so that a model's HELM Lite scores are "
-                "estimated from these instances jointly. Content is taken from the HELM run instances "
-                "(input text, references); the prompt a model sees depends on the HELM adapter of its run.",
+    description="100 instances from each HELM Lite scenario of the bundle (ten in all: 1,000 instances), chosen "
+                "with one IRT model fitted across the scenarios on the HELM Lite leaderboard's results, so that "
+                "a model's HELM Lite scores are estimated from these instances jointly, scenario by scenario. "
+                "Content is taken from the HELM run instances (input text, references) when the build reads "
+                "the runs; the prompt a model sees depends on the HELM adapter of its run.",
 ))
 
 register(BenchmarkSpec(

@@ -33,7 +33,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("sources", ("builder.matrix", "builder.sources", "builder.sources.*", "builder.ingest", "builder.simulate")),
     ("irt", ("builder.irt",)),
     ("anchors", ("builder.anchors", "builder.calibrate", "builder.fitting")),
-    ("registry", ("builder.benchmarks", "builder.prompts")),
+    ("registry", ("builder.benchmarks", "builder.prompts", "builder.specs")),
     ("folder", ("builder.config", "builder.layout", "builder.responses", "builder.content", "builder.cards",
                 "builder.plan", "builder.dataset")),
     ("release", ("builder.release_config", "builder.validate", "builder.hub_sync", "builder.publish")),
