@@ -19,6 +19,7 @@ from .benchmarks import REGISTRY, BenchmarkSpec, ConfigSpec
 from .cards import CardInputs
 from .config import BuildError, BuildOptions
 from .content import IDS_ONLY, INPUT_COLUMN, ContentTable, fewshot_split
+from .harness_tasks import task_files
 from .layout import DATASET_FORMAT, MANIFEST_SCHEMA_VERSION, config_anchor_ids, data_path, to_jsonable
 from .matrix import ResponseMatrix
 from .responses import ConfigItems
@@ -60,13 +61,15 @@ class DataFile:
 
 @dataclass(frozen=True)
 class FolderPlan:
-    """Everything a folder holds: estimators (+ reports), data files, the manifest's fields
-    (all but ``files``, which the writer hashes last) and the card's inputs."""
+    """Everything a folder holds: estimators (+ reports), data files, text files (the lm-eval
+    task files, ``{path: text}``), the manifest's fields (all but ``files``, which the writer
+    hashes last) and the card's inputs."""
 
     estimators: tuple[EstimatorFit, ...]
     data: tuple[DataFile, ...]
     manifest: dict
     card: CardInputs
+    texts: tuple[tuple[str, str], ...] = ()
 
 
 def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[EstimatorFit],
@@ -134,9 +137,12 @@ def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[Estimat
     missing = sorted({c for (c, _), ct in contents.items() if ct.source.get("kind") == IDS_ONLY})
     if missing:  # rows without item text: the card says so, `release --push` refuses unless allowed
         manifest["content_missing"] = missing
+    texts = task_files(spec, configs_info, manifest["repo_id"], manifest["tag"], manifest["version"])
+    if texts:
+        manifest["harness_tasks"] = sorted(texts)
     manifest = to_jsonable(manifest)
     card = CardInputs(manifest, [(fit.path, to_jsonable(fit.report)) for fit in fits], anchors_of, spec)
-    return FolderPlan(tuple(fits), tuple(data), manifest, card)
+    return FolderPlan(tuple(fits), tuple(data), manifest, card, tuple(sorted(texts.items())))
 
 
 # ============================================================================ data tables
