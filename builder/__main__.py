@@ -1,4 +1,4 @@
-"""Command line: ``python -m builder {ingest,fit,estimate,build,release,simulate} ...`` (``tinybench``).
+"""Command line: ``python -m builder {ingest,fit,estimate,build,import-original,release,simulate} ...`` (``tinybench``).
 
 Argument parsing only; the work is done by the modules it calls. ``release.py`` (repository
 root) is :func:`release_main`: the ``release`` subcommand under the program name ``release.py``.
@@ -135,6 +135,21 @@ def _cmd_build(args: argparse.Namespace) -> int:
                           content, options, out=args.out, previous=args.previous,
                           progress=not args.quiet)
     print(f"wrote {out}/ ({', '.join(sorted(p.name for p in Path(out).iterdir()))})", file=sys.stderr)
+    return 0
+
+
+def _cmd_import_original(args: argparse.Namespace) -> int:
+    from .original import check_reference, import_original
+
+    est, out = import_original(args.pickle, args.bench, args.out)
+    print(f"imported {args.bench!r}: {len(est.item_ids)} items, {len(est.anchor_ids)} anchors, IRT dimension "
+          f"{est.n_dims}, scenarios {', '.join(est.scenarios)} -> {out}/", file=sys.stderr)
+    if args.check:
+        if args.bench != "mmlu":
+            raise ValueError("--check compares with the published reference of --bench mmlu")
+        lines = check_reference(est)
+        print("\n".join(lines))
+        return 0 if lines[-1].endswith("is reproduced") else 1
     return 0
 
 
@@ -283,6 +298,23 @@ def build_parser() -> argparse.ArgumentParser:
     _design_args(pb)
     pb.add_argument("--quiet", action="store_true", help="no progress bar")
     pb.set_defaults(func=_cmd_build)
+
+    po = sub.add_parser(
+        "import-original", help="the original release's tinyBenchmarks.pkl as estimator side files",
+        description="Convert the original tinyBenchmarks package's tinyBenchmarks.pkl (read with a restricted "
+                    "unpickler: numpy arrays and containers only) into estimator side files and estimator.py in "
+                    "DIR, so that TinyEstimator reproduces the original evaluate(y, bench): the same irt, p-IRT "
+                    "and gp-IRT given its parameters (no interval: the original has none). See builder/original.py.",
+    )
+    po.add_argument("pickle", metavar="PKL", help="the original package's tinyBenchmarks.pkl")
+    po.add_argument("--bench", required=True, metavar="NAME",
+                    help="the original's evaluate() name: lb, mmlu, helm_lite, alpaca, or an lb scenario "
+                         "(truthfulqa, gsm8k, winogrande, arc, hellaswag)")
+    po.add_argument("--out", required=True, metavar="DIR", help="output folder (side files and estimator.py)")
+    po.add_argument("--check", action="store_true",
+                    help="--bench mmlu: compare with the original's published numbers for y = [1 if i %% 3 == 0 "
+                         "else 0 for i in range(100)] (exit 1 if they differ)")
+    po.set_defaults(func=_cmd_import_original)
 
     add_release_arguments(sub.add_parser(
         "release", help="build, validate and (--push) publish every benchmark of a release config",

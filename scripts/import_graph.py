@@ -35,6 +35,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("anchors", ("builder.anchors", "builder.calibrate", "builder.fitting")),
     ("registry", ("builder.benchmarks", "builder.prompts", "builder.specs")),
     ("folder", ("builder.config", "builder.layout", "builder.responses", "builder.content", "builder.harness_tasks",
+                "builder.original",
                 "builder.cards",
                 "builder.plan", "builder.dataset")),
     ("release", ("builder.release_config", "builder.validate", "builder.hub_sync", "builder.publish")),
