@@ -131,9 +131,8 @@ def _cmd_build(args: argparse.Namespace) -> int:
     options = BuildOptions(anchors=args.anchors, seed=args.seed, version=args.version, repo_id=args.repo_id,
                            item_order=args.item_order, fit=FitOptions(n_dims=args.dims, design=args.design,
                                                          n_seeds=args.kmeans_seeds))
-    out = build_benchmark(spec, args.responses[0] if len(args.responses) == 1 else args.responses,
-                          content, options, out=args.out, previous=args.previous,
-                          progress=not args.quiet)
+    out = build_benchmark(spec, _responses_arg(spec, args.responses), content, options, out=args.out,
+                          previous=args.previous, progress=not args.quiet)
     print(f"wrote {out}/ ({', '.join(sorted(p.name for p in Path(out).iterdir()))})", file=sys.stderr)
     return 0
 
@@ -151,6 +150,18 @@ def _cmd_import_original(args: argparse.Namespace) -> int:
         print("\n".join(lines))
         return 0 if lines[-1].endswith("is reproduced") else 1
     return 0
+
+
+def _responses_arg(spec, values: list[str]):
+    """``--responses``: one source, several, or (a bundle) ``CONFIG=SOURCE`` per config."""
+    names = {c.name for c in spec.configs}
+    keyed = [v.partition("=") for v in values]
+    if len(names) > 1 and all(k in names and sep and not Path(v).exists() for v, (k, sep, _) in zip(values, keyed)):
+        out: dict[str, list[str]] = {}
+        for k, _, path in keyed:
+            out.setdefault(k, []).append(path)
+        return {k: p[0] if len(p) == 1 else p for k, p in out.items()}
+    return values[0] if len(values) == 1 else values
 
 
 def _cmd_release(args: argparse.Namespace) -> int:
@@ -279,7 +290,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="your own benchmark, described by a spec file (name, licence, citation, item id "
                          "column, prompt template, lm-eval task: see builder/specs.py and specs/)")
     pb.add_argument("--responses", required=True, nargs="+", metavar="SOURCE",
-                    help="score table (parquet/CSV) or evaluation outputs that `ingest` reads")
+                    help="score table (parquet/CSV) or evaluation outputs that `ingest` reads; for a bundle also "
+                         "CONFIG=SOURCE per config (the bundle is built from the configs given)")
     pb.add_argument("--content", action="append", default=[], metavar="SPLIT=PATH",
                     help="content of a split: local parquet/CSV/JSON in the upstream schema (an item_id column "
                          "matching the responses, or upstream row order) or hub:OWNER/NAME; CONFIG/SPLIT=... for "
