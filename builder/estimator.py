@@ -597,12 +597,14 @@ class TinyEstimator:
                 acols = np.intersect1d(self._scenario_anchors[s], seen)
                 unseen = np.setdiff1d(self._scenario_items[s], self.anchor_positions[acols])
                 w, ya = self.anchor_weights[acols], y[acols]
-                irt = (w * ya).sum() * (self.anchor_weights[self._scenario_anchors[s]].sum() / w.sum())
                 lam = len(acols) / len(self._scenario_items[s])
-                data = (self.balance[self.anchor_positions[acols]] * ya).mean()
-                pirt = lam * data + (1 - lam) * (self.balance * p_all)[unseen].mean()
-                out["irt"][i, s], out["pirt"][i, s], out["answered"][i, s] = irt, pirt, len(acols)
-                out["gpirt"][i, s] = self._p["lambda"][s] * irt + (1 - self._p["lambda"][s]) * pirt
+                pirt = (1 - lam) * (self.balance * p_all)[unseen].mean()
+                out["pirt"][i, s], out["answered"][i, s], out["gpirt"][i, s] = pirt, len(acols), pirt
+                if len(acols) and w.sum() > 0:  # (a batch row may leave a scenario unanswered)
+                    irt = (w * ya).sum() * (self.anchor_weights[self._scenario_anchors[s]].sum() / w.sum())
+                    pirt = lam * (self.balance[self.anchor_positions[acols]] * ya).mean() + pirt
+                    out["irt"][i, s], out["pirt"][i, s] = irt, pirt
+                    out["gpirt"][i, s] = self._p["lambda"][s] * irt + (1 - self._p["lambda"][s]) * pirt
         out["score"] = out["gpirt"].copy()
         return out
 

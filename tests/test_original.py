@@ -104,3 +104,18 @@ def test_refusals(tmp_path, capsys):
     assert main(["import-original", str(path), "--bench", "mmlu", "--out", str(tmp_path / "o"), "--check"]) == 1
     out = capsys.readouterr().out
     assert "original 0.3231872855436154" in out and "is NOT reproduced" in out
+
+
+def test_a_batch_row_may_leave_a_scenario_unanswered(pkl):
+    import warnings
+
+    path, _ = pkl
+    est = original_estimator(read_original(path), "lb")
+    Y = np.vstack([_answers(600, 7), np.r_[_answers(100, 8), np.full(500, np.nan)]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        full, part = est.estimate(Y)
+    assert part["scenarios"]["truthfulqa"]["n_answered"] == 100 and not np.isnan(part["scenarios"]["truthfulqa"]["irt"])
+    gsm = part["scenarios"]["gsm8k"]
+    assert gsm["n_answered"] == 0 and np.isnan(gsm["irt"]) and gsm["gpirt"] == gsm["pirt"] == gsm["score"]
+    assert full["scenarios"]["gsm8k"]["n_answered"] == 100
