@@ -37,10 +37,10 @@ import json
 from typing import Any, Mapping
 
 from .benchmarks import BenchmarkSpec, ConfigSpec
+from .layout import HARNESS_DIR
 
 __all__ = ["HARNESS_DIR", "UTILS_MODULE", "task_files", "task_settings", "UTILS_SOURCE"]
 
-HARNESS_DIR = "lm_eval"
 UTILS_MODULE = "tiny_utils"
 _MEAN = {"aggregation": "mean", "higher_is_better": True}
 
