@@ -119,9 +119,11 @@ class ConfigSpec:
         ``doc_to_choice``, ``doc_to_target``, ``until``; :mod:`builder.specs`). Registered
         benchmarks' tasks are written from their renderer (:mod:`builder.harness_tasks`).
     harness_metric_alternatives : tuple of str
-        Metrics read when the logs lack ``harness_metric`` and that score the same there (tinyMMLU
-        and tinyWinogrande: ``acc``, equal to ``acc_norm`` because all continuations of an item
-        have the same length; lm-eval's tiny tasks listed ``acc_norm``, later ``acc`` only).
+        Metrics read, in order, when the logs lack ``harness_metric`` (lm-eval logs only the
+        metrics a task lists: its tinyMMLU/tinyWinogrande tasks listed ``acc_norm``, their later
+        versions ``acc`` only). tinyMMLU's ``acc`` equals ``acc_norm`` (one-letter choices);
+        tinyWinogrande's is the leaderboard's own metric (lm-eval's ``acc_norm`` divides by the
+        lengths of the two partial contexts).
     num_fewshot : int
         In-context examples in ``input_formatted`` (0: none).
     fewshot_split : str or None

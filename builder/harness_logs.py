@@ -18,7 +18,7 @@ version of the dataset), as are two records of one row with different scores.
 The records are parsed by :func:`builder.sources.lm_eval.read_samples_file`; the metric is
 the registry's ``harness_metric`` of the config (as recorded in the manifest; tinyMMLU and
 tinyWinogrande: ``acc_norm``, the only metric lm-eval's tiny tasks listed, or ``acc`` from
-logs of later task versions, equal there), else the reader's default for the task; the filter
+logs of their later versions, which list only it), else the reader's default for the task; the filter
 as in ``builder ingest`` (tinyGSM8k: strict-match).
 """
 
