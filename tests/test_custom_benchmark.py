@@ -20,6 +20,7 @@ import pytest
 
 from builder.__main__ import main
 from builder.estimator import TinyEstimator
+from builder.harness_logs import estimate_from_logs
 from builder.layout import read_manifest
 from builder.simulate import simulate_responses
 from helpers import hub_clients
@@ -189,7 +190,7 @@ def test_lm_eval_runs_the_released_task_file(inputs, tmp_path):
     recs = [json.loads(line) for line in samples.read_text().splitlines()]
     rows = pd.read_parquet(folder / "default" / "test-00000-of-00001.parquet")
     assert sorted(r["arguments"]["gen_args_0"]["arg_0"] for r in recs) == sorted(rows["input_formatted"])
-    frame, _ = __import__("builder.harness_logs", fromlist=["x"]).estimate_from_logs(folder, tmp_path / "results")
+    frame, _ = estimate_from_logs(folder, tmp_path / "results")
     by_row = {r["doc"]["item_id"]: float(r["acc"]) for r in recs}
     want = TinyEstimator.load(folder).estimate(by_row)
     assert frame["score"][0] == pytest.approx(want["score"])
