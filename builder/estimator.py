@@ -41,7 +41,16 @@ How ``score`` is computed (for tiny benchmarks built with the stratified design)
 The ability ``theta`` is the MAP on the answered anchors with the training models'
 abilities as a Gaussian prior; unseen items get the posterior-averaged probability
 ``sigmoid(m_j / sqrt(1 + pi/8 * a_j' S a_j))``. Tiny benchmarks built with the original
-k-means design (or imported from the original release) report ``score = gpirt``.
+k-means design report ``score = gpirt``.
+
+Estimators imported from the original release (``design == "original"``, ``builder
+import-original``) compute what the original ``tinyBenchmarks.evaluate`` computes, with its
+numerics: theta by BFGS (numerical gradients, from 0, no prior) on the answered anchors, the
+logit ``sum_d clip(a_jd theta_d - b_j, -30, 30)`` (``b`` is the original's per-dimension
+difficulty ``B``), ``irt = sum w_i y_i`` over the anchors (re-weighted over the answered ones),
+``pirt = l * mean(balance * y)[answered] + (1 - l) * mean(balance * p)[other items]`` with
+``l = answered / N`` (``balance`` the original's weights, not normalised), ``score = gpirt``;
+no interval (``ci_low``/``ci_high``/``se`` are NaN: the original has none).
 """
 
 from __future__ import annotations
@@ -481,6 +490,8 @@ class TinyEstimator:
         Y = np.asarray(Y, dtype=np.float64)
         if Y.ndim != 2 or Y.shape[1] != len(self.anchor_ids):
             raise ValueError(f"expected an (n, {len(self.anchor_ids)}) anchor matrix, got shape {Y.shape}")
+        if self.design == "original":
+            return self._original_components(Y)
         obs = ~np.isnan(Y)
         n, S = Y.shape[0], len(self.scenarios)
         Yf = np.where(obs, Y, 0.0)
@@ -564,6 +575,47 @@ class TinyEstimator:
         # a plain row sum for one scenario: a product with an (N, 1) operand can hit a slow
         # BLAS path depending on its strides
         return X.sum(1, keepdims=True) if len(self.scenarios) == 1 else X @ self._one_hot
+
+    def _original_components(self, Y: np.ndarray) -> dict:
+        """:meth:`components` of the original ``evaluate`` (module docstring), one model at a time
+        with the original's operations, so that its numbers are reproduced to the last bit."""
+        from scipy.optimize import minimize
+
+        n, S, D = Y.shape[0], len(self.scenarios), self.n_dims
+        a, b = self.A.T[None], self.b[None, None, :]  # the original's (1, D, N) and (1, 1, N)
+
+        def curve(theta, cols):  # the original's item_curve
+            return 1 / (1 + np.exp(-np.clip(a[:, :, cols] * theta - b[:, :, cols], -30, 30).sum(axis=1)))
+
+        out = {k: np.full((n, S), np.nan) for k in ("irt", "pirt", "gpirt", "se", "db", "se_db", "ridge", "mb",
+                                                     "weight_db", "se_irt", "se_pirt")}
+        out.update(theta=np.zeros((n, D)), x=Y.copy(), answered=np.zeros((n, S), dtype=np.int64))
+        for i, y in enumerate(Y):
+            seen = np.flatnonzero(~np.isnan(y))
+            pos, ys = self.anchor_positions[seen].tolist(), y[seen]
+
+            def neg_log_like(x):
+                p = curve(x.reshape(1, D, 1), pos).squeeze()
+                return -np.sum(ys * np.log(p + 1e-10) + (1 - ys) * np.log(1 - p + 1e-10))
+
+            theta = minimize(neg_log_like, np.zeros(D), method="BFGS").x[None, :, None]
+            out["theta"][i] = theta[0, :, 0]
+            p_all = curve(theta, slice(None))[0]
+            out["x"][i, np.isnan(y)] = p_all[self.anchor_positions[np.isnan(y)]]
+            for s in range(S):
+                acols = np.intersect1d(self._scenario_anchors[s], seen)
+                unseen = np.setdiff1d(self._scenario_items[s], self.anchor_positions[acols])
+                w, ya = self.anchor_weights[acols], y[acols]
+                lam = len(acols) / len(self._scenario_items[s])
+                pirt = (1 - lam) * (self.balance * p_all)[unseen].mean()
+                out["pirt"][i, s], out["answered"][i, s], out["gpirt"][i, s] = pirt, len(acols), pirt
+                if len(acols) and w.sum() > 0:  # (a batch row may leave a scenario unanswered)
+                    irt = (w * ya).sum() * (self.anchor_weights[self._scenario_anchors[s]].sum() / w.sum())
+                    pirt = lam * (self.balance[self.anchor_positions[acols]] * ya).mean() + pirt
+                    out["irt"][i, s], out["pirt"][i, s] = irt, pirt
+                    out["gpirt"][i, s] = self._p["lambda"][s] * irt + (1 - self._p["lambda"][s]) * pirt
+        out["score"] = out["gpirt"].copy()
+        return out
 
     def _stratum_sums(self, X: np.ndarray) -> np.ndarray:
         """Per-stratum sums of the columns of X (n, N) -> (n, H)."""
@@ -753,8 +805,11 @@ def _pack(comp: dict, i: int, s: int, z: float) -> dict:
 
 def _with_interval(res: dict, z: float) -> dict:
     half = z * res["se"]
-    out = {"score": res["score"], "ci_low": float(max(0.0, res["score"] - half)),
-           "ci_high": float(min(1.0, res["score"] + half))}
+    if math.isnan(half):  # no interval (an estimator imported from the original release)
+        out = {"score": res["score"], "ci_low": float("nan"), "ci_high": float("nan")}
+    else:
+        out = {"score": res["score"], "ci_low": float(max(0.0, res["score"] - half)),
+               "ci_high": float(min(1.0, res["score"] + half))}
     out.update({k: v for k, v in res.items() if k != "score"})
     return out
 
