@@ -563,7 +563,8 @@ class TinyEstimator:
         comp_se = np.maximum(comp_se, (np.abs(comp_score - db) + DESIGN_FLOOR_Z * se_db) / self._z)
         gp_se = self._p["lambda"] * np.where(np.isnan(irt), 0.0, se_irt) + (1 - self._p["lambda"]) * se_pirt
         gp_se = np.where(np.isnan(irt), se_pirt, gp_se) * self._p["interval_scale"]
-        score = np.where(self._composite, comp_score, gpirt)
+        # a full score lies in [0, 1]; the regression's extrapolation may step outside
+        score = np.clip(np.where(self._composite, comp_score, gpirt), 0.0, 1.0)
         se = np.where(self._composite, comp_se, gp_se)
         weight_db = np.where(self._composite, g, np.nan)
         return {"x": X, "irt": irt, "se_irt": se_irt, "pirt": pirt, "se_pirt": se_pirt, "gpirt": gpirt, "db": db,
