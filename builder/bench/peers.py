@@ -227,17 +227,12 @@ def read_cached(path: str | os.PathLike, key: str) -> dict | None:
 
 def write_cached(path: str | os.PathLike, record: dict) -> None:
     """Write ``record`` as JSON atomically (a crash never leaves half a file)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+    from ..files import atomic_output
+
+    with atomic_output(path) as tmp:
+        with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(record, fh, indent=1)
             fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 # ----------------------------------------------------------------------------- worker
