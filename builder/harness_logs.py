@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .estimate_io import one_blas_thread
 from .estimator import TinyEstimator
 from .layout import config_anchor_ids, estimator_folder, is_dataset_folder, read_manifest
 from .sources import SourceError
@@ -306,7 +307,8 @@ def estimate_from_logs(folder: str | os.PathLike, logs: str | os.PathLike, task:
         keep = ~np.isnan(Y).all(axis=1)
         if not keep.any():
             continue
-        results = est.estimate(Y[keep])
+        with one_blas_thread():
+            results = est.estimate(Y[keep])
         rows = []
         for model, r in zip([m for m, k in zip(got.models, keep) if k], results):
             row = {"model": model, **{k: r[k] for k in COLUMNS[1:]}}

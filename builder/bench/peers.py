@@ -657,7 +657,7 @@ def main(argv=None) -> int:
             rows.append({**base, "method": m, "mae": mae, "ratio": mae / rk, "seconds": r["seconds"],
                          "coreset_size": len(r["coreset"]), "error": r["error"]})
     print(f"BenchPred {BENCHPRED_VERSION} peers; k = {args.anchors}; truth = each test model's mean over its "
-          f"evaluated items")
+          f"evaluated items; BLAS/torch threads per worker: {args.threads}")
     print(summarize(rows, args.datasets, args.protocols, args.methods, args.seeds))
     errors = sorted({(r["dataset"], r["method"], r["error"]) for r in rows if r.get("error")})
     for name, m, err in errors:
