@@ -466,6 +466,8 @@ def read_hub_models(path: str | Path) -> list[str]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise SourceError(f"{path}: cannot read the model list: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError:
+        raise SourceError(f"{path}: the model list is not UTF-8 text (one model id per line)") from None
     models = []
     for line in text.splitlines():
         line = line.split("#", 1)[0].strip()

@@ -335,9 +335,14 @@ def _to_float(df: pd.DataFrame, source: str) -> np.ndarray:
 def _read_parquet(path: Path, columns: Iterable[str] | None) -> pd.DataFrame:
     import pyarrow.parquet as pq
 
+    schema = pq.read_schema(path)
+    seen: set[str] = set()
+    for name in schema.names:
+        if name in seen:
+            raise MatrixFormatError(f"{path}: duplicate column name {name!r}; every item needs its own column")
+        seen.add(name)
     if columns is None:
         return pd.read_parquet(path)
-    schema = pq.read_schema(path)
     names = set(schema.names)
     if set(LONG_COLUMNS).issubset(names):  # long layout: filter rows instead
         df = pd.read_parquet(path, columns=list(LONG_COLUMNS))

@@ -188,6 +188,8 @@ def _load_toml(path: Path) -> dict:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not valid UTF-8 TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not a release config (nested too deeply)") from None
 
 
 def _checked(table: Mapping[str, Any], keys: Mapping[str, _Key], ctx: str) -> dict[str, Any]:
