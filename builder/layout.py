@@ -391,6 +391,10 @@ def check_replaceable(out: str | os.PathLike) -> None:
     out = Path(out)
     if out.is_symlink():
         raise BuildError(f"{out} is a symbolic link; refusing to replace it: give the folder itself or a new name")
+    cwd = Path.cwd().resolve()
+    if out.resolve() == cwd or out.resolve() in cwd.parents:
+        raise BuildError(f"{out} is the current folder or contains it; refusing to replace it: give a new output "
+                         "folder")
     if not out.exists():
         return
     if not out.is_dir():
@@ -435,8 +439,8 @@ def staging(out: str | os.PathLike) -> Iterator[Path]:
     ``out`` is checked first (absent, empty or ours); on an error nothing changes and the
     temporary folder is removed.
     """
-    out = Path(out)
     check_replaceable(out)
+    out = Path(os.path.abspath(out))  # a real parent for the temporary sibling, whatever the spelling
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.parent / f".{out.name}.building-{os.getpid()}"
     if tmp.exists():

@@ -178,6 +178,18 @@ def test_fit_out_that_is_a_file_is_refused_before_fitting(tmp_path, responses, c
     assert target.read_text() == "keep"
 
 
+def test_the_current_folder_is_never_replaced(tmp_path, responses, capsys, monkeypatch):
+    """`--out .` (even an empty current folder, even one fit wrote) or a folder holding it."""
+    monkeypatch.setattr("builder.fitting.fit_estimator", lambda *a, **kw: pytest.fail("fitted first"))
+    work = tmp_path / "work" / "here"
+    work.mkdir(parents=True)
+    monkeypatch.chdir(work)
+    for out in (".", "..", str(work), "../here/"):
+        assert main(["fit", str(responses), "--anchors", "5", "--out", out]) == 2
+        assert "is the current folder or contains it" in capsys.readouterr().err
+    assert list(work.iterdir()) == [] and [p.name for p in (tmp_path / "work").iterdir()] == ["here"]
+
+
 def test_release_refuses_a_summary_or_out_file_it_did_not_write(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(publish, "build_benchmark", fake_build)
     monkeypatch.delenv("HF_TOKEN", raising=False)
