@@ -1,4 +1,4 @@
-"""Command line: ``python -m builder {ingest,fit,estimate,build,release,simulate} ...`` (``tinybench``).
+"""Command line: ``python -m builder {ingest,fit,estimate,build,import-original,release,simulate} ...`` (``tinybench``).
 
 Argument parsing only; the work is done by the modules it calls. ``release.py`` (repository
 root) is :func:`release_main`: the ``release`` subcommand under the program name ``release.py``.
@@ -166,15 +166,48 @@ def _cmd_build(args: argparse.Namespace) -> int:
     from .dataset import build_benchmark
 
     content = parse_content_args(args.content)
-    spec = get_benchmark(args.name)
+    if (args.name is None) == (args.spec is None):
+        raise ValueError("build takes a registered benchmark NAME or --spec FILE.toml (one of them)")
+    if args.spec is not None:
+        from .specs import load_spec_file
+
+        spec = load_spec_file(args.spec)
+    else:
+        spec = get_benchmark(args.name)
     options = BuildOptions(anchors=args.anchors, seed=args.seed, version=args.version, repo_id=args.repo_id,
                            item_order=args.item_order, fit=FitOptions(n_dims=args.dims, design=args.design,
                                                          n_seeds=args.kmeans_seeds))
-    out = build_benchmark(spec, args.responses[0] if len(args.responses) == 1 else args.responses,
-                          content, options, out=args.out, previous=args.previous,
-                          progress=not args.quiet)
+    out = build_benchmark(spec, _responses_arg(spec, args.responses), content, options, out=args.out,
+                          previous=args.previous, progress=not args.quiet)
     print(f"wrote {out}/ ({', '.join(sorted(p.name for p in Path(out).iterdir()))})", file=sys.stderr)
     return 0
+
+
+def _cmd_import_original(args: argparse.Namespace) -> int:
+    from .original import check_reference, import_original
+
+    est, out = import_original(args.pickle, args.bench, args.out)
+    print(f"imported {args.bench!r}: {len(est.item_ids)} items, {len(est.anchor_ids)} anchors, IRT dimension "
+          f"{est.n_dims}, scenarios {', '.join(est.scenarios)} -> {out}/", file=sys.stderr)
+    if args.check:
+        if args.bench != "mmlu":
+            raise ValueError("--check compares with the published reference of --bench mmlu")
+        lines = check_reference(est)
+        print("\n".join(lines))
+        return 0 if lines[-1].endswith("is reproduced") else 1
+    return 0
+
+
+def _responses_arg(spec, values: list[str]):
+    """``--responses``: one source, several, or (a bundle) ``CONFIG=SOURCE`` per config."""
+    names = {c.name for c in spec.configs}
+    keyed = [v.partition("=") for v in values]
+    if len(names) > 1 and all(k in names and sep and not Path(v).exists() for v, (k, sep, _) in zip(values, keyed)):
+        out: dict[str, list[str]] = {}
+        for k, _, path in keyed:
+            out.setdefault(k, []).append(path)
+        return {k: p[0] if len(p) == 1 else p for k, p in out.items()}
+    return values[0] if len(values) == 1 else values
 
 
 def _cmd_release(args: argparse.Namespace) -> int:
@@ -302,14 +335,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     pb = sub.add_parser(
         "build", help="fit, select anchors and write a Hub-ready tiny dataset folder (data, estimator, card)",
-        description="Fit the estimator of the registered tiny benchmark NAME on RESPONSES, select its anchors "
+        description="Fit the estimator of the registered tiny benchmark NAME (or of the benchmark a --spec file "
+                    "describes) on RESPONSES, select its anchors "
                     "and write DIR: parquet data per config/split (the tiny split in anchor order), the estimator "
                     "side files and estimator.py, validation report and plot, dataset card and manifest.json. "
                     "Same inputs and seed give a byte-identical folder. See docs/BUILD.md.",
     )
-    pb.add_argument("name", metavar="NAME", help="registered benchmark (tinyMMLU, tinyAlpacaEval, ...)")
+    pb.add_argument("name", metavar="NAME", nargs="?", default=None,
+                    help="registered benchmark (tinyMMLU, tinyAlpacaEval, ...); or give --spec")
+    pb.add_argument("--spec", metavar="FILE.toml", default=None,
+                    help="your own benchmark, described by a spec file (name, licence, citation, item id "
+                         "column, prompt template, lm-eval task: see builder/specs.py and specs/)")
     pb.add_argument("--responses", required=True, nargs="+", metavar="SOURCE",
-                    help="score table (parquet/CSV) or evaluation outputs that `ingest` reads")
+                    help="score table (parquet/CSV) or evaluation outputs that `ingest` reads; for a bundle also "
+                         "CONFIG=SOURCE per config (the bundle is built from the configs given)")
     pb.add_argument("--content", action="append", default=[], metavar="SPLIT=PATH",
                     help="content of a split: local parquet/CSV/JSON in the upstream schema (an item_id column "
                          "matching the responses, or upstream row order) or hub:OWNER/NAME; CONFIG/SPLIT=... for "
@@ -330,6 +369,23 @@ def build_parser() -> argparse.ArgumentParser:
     _design_args(pb)
     pb.add_argument("--quiet", action="store_true", help="no progress bar")
     pb.set_defaults(func=_cmd_build)
+
+    po = sub.add_parser(
+        "import-original", help="the original release's tinyBenchmarks.pkl as estimator side files",
+        description="Convert the original tinyBenchmarks package's tinyBenchmarks.pkl (read with a restricted "
+                    "unpickler: numpy arrays and containers only) into estimator side files and estimator.py in "
+                    "DIR, so that TinyEstimator reproduces the original evaluate(y, bench): the same irt, p-IRT "
+                    "and gp-IRT given its parameters (no interval: the original has none). See builder/original.py.",
+    )
+    po.add_argument("pickle", metavar="PKL", help="the original package's tinyBenchmarks.pkl")
+    po.add_argument("--bench", required=True, metavar="NAME",
+                    help="the original's evaluate() name: lb, mmlu, helm_lite, alpaca, or an lb scenario "
+                         "(truthfulqa, gsm8k, winogrande, arc, hellaswag)")
+    po.add_argument("--out", required=True, metavar="DIR", help="output folder (side files and estimator.py)")
+    po.add_argument("--check", action="store_true",
+                    help="--bench mmlu: compare with the original's published numbers for y = [1 if i %% 3 == 0 "
+                         "else 0 for i in range(100)] (exit 1 if they differ)")
+    po.set_defaults(func=_cmd_import_original)
 
     add_release_arguments(sub.add_parser(
         "release", help="build, validate and (--push) publish every benchmark of a release config",

@@ -93,7 +93,9 @@ class ConfigSpec:
     full_splits : tuple of str
         Other splits carried in full (few-shot examples), e.g. ``("dev",)``.
     columns : tuple of str
-        Columns of every split, in order (``input_formatted`` last when rendered).
+        Columns of every split, in order (``input_formatted`` last when rendered). Empty for a
+        custom benchmark (``content_from="local"``) that keeps every content column, its item id
+        column first: the build fills them in from the content.
     upstream : str
         Default upstream Hub dataset id for the content (``cais/mmlu``...); empty when the
         content comes from the evaluation source itself (``content_from="source"``).
@@ -106,19 +108,35 @@ class ConfigSpec:
     metric : str
         Per-example metric the responses hold (acc, acc_norm, mc2, exact_match, preference...).
     renderer : str or None
-        Name of the ``input_formatted`` renderer in :mod:`builder.prompts` (None: no column).
+        Name of the ``input_formatted`` renderer in :mod:`builder.prompts` (None: no column;
+        ``"template"``: the jinja2 ``prompt_template`` of a custom benchmark).
     harness_task : str or None
         lm-evaluation-harness task name whose logs ``builder estimate`` reads.
     harness_metric : str or None
         Per-sample metric key in those logs (``acc_norm`` for tinyArc...).
+    harness_config : mapping or None
+        A custom benchmark's lm-evaluation-harness task settings (``output_type``, ``doc_to_text``,
+        ``doc_to_choice``, ``doc_to_target``, ``until``; :mod:`builder.specs`). Registered
+        benchmarks' tasks are written from their renderer (:mod:`builder.harness_tasks`).
+    harness_metric_alternatives : tuple of str
+        Metrics read, in order, when the logs lack ``harness_metric`` (lm-eval logs only the
+        metrics a task lists: its tinyMMLU/tinyWinogrande tasks listed ``acc_norm``, their later
+        versions ``acc`` only). tinyMMLU's ``acc`` equals ``acc_norm`` (one-letter choices);
+        tinyWinogrande's is the leaderboard's own metric (lm-eval's ``acc_norm`` divides by the
+        lengths of the two partial contexts).
     num_fewshot : int
         In-context examples in ``input_formatted`` (0: none).
     fewshot_split : str or None
         Split (one of ``full_splits``) the examples are drawn from.
     fewshot_sampler : str
-        ``first_n`` or ``harness_v1`` (:data:`builder.prompts.SAMPLERS`).
+        Sampler of the tiny split: ``first_n`` or ``harness_v1`` (:data:`builder.prompts.SAMPLERS`).
     fewshot_seed : int
         Seed of the ``harness_v1`` sampler (the v0.3 harness used 42).
+    full_split_sampler : str
+        Sampler of the full splits: ``fixed`` (the same shots for every row) or ``first_n``
+        (:data:`builder.prompts.FULL_SPLIT_SAMPLERS`), as the published datasets rendered them.
+    full_split_seed : int
+        Seed of the ``fixed`` sampler (lm-evaluation-harness 0.4's 1234).
     fewshot_group : str or None
         Column whose value a row and its shots share (MMLU: ``subject``).
     eval_size : int or None
@@ -129,8 +147,13 @@ class ConfigSpec:
     class_labels : dict
         Column -> ClassLabel names (tinyMMLU's ``answer``: A-D), for the dataset features.
     content_from : str
-        ``upstream`` (rows of the upstream Hub dataset) or ``source`` (the item content the
-        reader gives, e.g. HELM ``instances.json``).
+        ``upstream`` (rows of the upstream Hub dataset), ``source`` (the item content the
+        reader gives, e.g. HELM ``instances.json``) or ``local`` (content given with
+        ``--content``, no upstream default: custom benchmarks).
+    item_id_column : str
+        Content column holding the response matrix's item ids (``item_id`` in ``../shared/data``).
+    prompt_template : str or None
+        jinja2 template of ``input_formatted`` when ``renderer == "template"``.
     license : str or None
         Licence of this config's source when a benchmark mixes sources (bundles); None: the
         benchmark's licence.
@@ -153,15 +176,21 @@ class ConfigSpec:
     renderer: str | None = None
     harness_task: str | None = None
     harness_metric: str | None = None
+    harness_metric_alternatives: tuple[str, ...] = ()
+    harness_config: dict | None = None
     num_fewshot: int = 0
     fewshot_split: str | None = None
     fewshot_sampler: str = "first_n"
     fewshot_seed: int = 42
+    full_split_sampler: str = "fixed"
+    full_split_seed: int = 1234
     fewshot_group: str | None = None
     eval_size: int | None = None
     split_sizes: dict = field(default_factory=dict)
     class_labels: dict = field(default_factory=dict)
     content_from: str = "upstream"
+    item_id_column: str = "item_id"
+    prompt_template: str | None = None
     license: str | None = None
     original_scenario: str | None = None
     legacy_scenarios: tuple[str, ...] = ()
@@ -201,6 +230,9 @@ class BenchmarkSpec:
         Per-source licence details for the card (bundles, ``other``).
     original_bench : str or None
         The ``bench`` argument of the original ``tinyBenchmarks.evaluate(y, bench)``.
+    custom : mapping or None
+        For a benchmark described by a spec file (:mod:`builder.specs`), the file's checked keys;
+        the manifest keeps them so a built folder describes its own benchmark.
     """
 
     name: str
@@ -215,6 +247,7 @@ class BenchmarkSpec:
     task_ids: tuple[str, ...] = ()
     license_notes: str = ""
     original_bench: str | None = None
+    custom: dict | None = None
 
     def config(self, name: str) -> ConfigSpec:
         for c in self.configs:
@@ -289,7 +322,8 @@ def get_by_original(bench: str) -> BenchmarkSpec:
 
 
 _SAMPLERS = ("first_n", "harness_v1")
-_CONTENT_FROM = ("upstream", "source")
+_FULL_SPLIT_SAMPLERS = ("first_n", "fixed")
+_CONTENT_FROM = ("upstream", "source", "local")
 
 
 def validate_spec(spec: BenchmarkSpec) -> list[str]:
@@ -314,11 +348,12 @@ def validate_spec(spec: BenchmarkSpec) -> list[str]:
             out.append(f"{where}: tiny split {c.tiny_split!r} also listed in full_splits")
         if len(set(c.full_splits)) != len(c.full_splits):
             out.append(f"{where}: repeated full split")
-        if len(set(c.columns)) != len(c.columns) or not c.columns:
+        resolved = bool(c.columns)  # a custom benchmark's (content_from="local") come from the content
+        if len(set(c.columns)) != len(c.columns) or not (resolved or c.content_from == "local"):
             out.append(f"{where}: columns empty or repeated")
-        if (c.renderer is not None) != ("input_formatted" in c.columns):
+        if resolved and (c.renderer is not None) != ("input_formatted" in c.columns):
             out.append(f"{where}: input_formatted column and renderer must come together")
-        if c.renderer is not None and c.columns[-1] != "input_formatted":
+        if resolved and c.renderer is not None and c.columns[-1] != "input_formatted":
             out.append(f"{where}: input_formatted must be the last column")
         if c.num_fewshot < 0:
             out.append(f"{where}: num_fewshot < 0")
@@ -326,6 +361,12 @@ def validate_spec(spec: BenchmarkSpec) -> list[str]:
             out.append(f"{where}: few-shot split {c.fewshot_split!r} is not a full split")
         if c.fewshot_sampler not in _SAMPLERS:
             out.append(f"{where}: unknown few-shot sampler {c.fewshot_sampler!r}")
+        if c.full_split_sampler not in _FULL_SPLIT_SAMPLERS:
+            out.append(f"{where}: unknown full-split sampler {c.full_split_sampler!r}")
+        if (c.renderer == "template") != bool(c.prompt_template):
+            out.append(f"{where}: a prompt template goes with renderer 'template'")
+        if c.renderer == "template" and c.num_fewshot:
+            out.append(f"{where}: a prompt template holds its own examples (num_fewshot must be 0)")
         if c.fewshot_group and c.fewshot_group not in c.columns:
             out.append(f"{where}: few-shot group column {c.fewshot_group!r} not in columns")
         if c.content_from not in _CONTENT_FROM:
@@ -349,6 +390,8 @@ def validate_spec(spec: BenchmarkSpec) -> list[str]:
             out.append(f"{where}: source_task and metric are required")
         if c.harness_task and not c.harness_metric:
             out.append(f"{where}: harness_task without harness_metric")
+        if not c.item_id_column:
+            out.append(f"{where}: item_id_column is empty")
         if c.eval_size is not None and c.eval_size < spec.anchors:
             out.append(f"{where}: eval_size {c.eval_size} < anchors {spec.anchors}")
     return out
@@ -440,8 +483,9 @@ MMLU_CONFIG = ConfigSpec(
     columns=("question", "subject", "choices", "answer", "input_formatted"),
     upstream="cais/mmlu", upstream_config="all", upstream_splits={"test": "test", "dev": "dev"},
     source_task="mmlu", metric="acc",
-    renderer="mmlu", harness_task="tinyMMLU", harness_metric="acc",
-    num_fewshot=5, fewshot_split="dev", fewshot_sampler="first_n", fewshot_group="subject",
+    renderer="mmlu", harness_task="tinyMMLU", harness_metric="acc_norm", harness_metric_alternatives=("acc",),
+    num_fewshot=5, fewshot_split="dev", fewshot_sampler="first_n", full_split_sampler="first_n",
+    fewshot_group="subject",
     eval_size=14042, split_sizes={"dev": 285}, class_labels={"answer": ("A", "B", "C", "D")},
     license="mit", original_scenario="mmlu",
 )
@@ -477,7 +521,8 @@ WINOGRANDE_CONFIG = ConfigSpec(
     upstream="allenai/winogrande", upstream_config="winogrande_xl",
     upstream_splits={"validation": "validation", "train": "train", "test": "test"},
     source_task="winogrande", metric="acc",
-    renderer="winogrande", harness_task="tinyWinogrande", harness_metric="acc",
+    renderer="winogrande", harness_task="tinyWinogrande", harness_metric="acc_norm",
+    harness_metric_alternatives=("acc",),
     num_fewshot=5, fewshot_split="train", fewshot_sampler="harness_v1",
     eval_size=1267, split_sizes={"train": 40398, "test": 1767},
     license="cc-by-2.0", original_scenario="winogrande",
@@ -547,7 +592,8 @@ register(BenchmarkSpec(
     description=_TINY_CARD.format(n=100, what="Winogrande (XL) validation sentences", total="1,267",
                                   bench="Winogrande",
                                   shots=" for partial evaluation: 5 `train` examples with the correct option "
-                                        "filled in, then the sentence up to the blank (append either option)"),
+                                        "filled in, then the sentence up to the blank and the correct option "
+                                        "(replace that option by each option to score it)"),
 ))
 
 register(BenchmarkSpec(
@@ -626,10 +672,11 @@ register(BenchmarkSpec(
     ),
     task_categories=("question-answering", "text-generation", "translation"),
     source_citation=HELM_BIBTEX, original_bench="helm_lite",
-    description="100 instances from each of the ten HELM Lite scenarios (1,000 in all), chosen with one "
-                "IRT model fitted on the HELM Lite leaderboard, so that a model's HELM Lite scores are "
-                "estimated from these instances jointly. Content is taken from the HELM run instances "
-                "(input text, references); the prompt a model sees depends on the HELM adapter of its run.",
+    description="100 instances from each HELM Lite scenario of the bundle (ten in all: 1,000 instances), chosen "
+                "with one IRT model fitted across the scenarios on the HELM Lite leaderboard's results, so that "
+                "a model's HELM Lite scores are estimated from these instances jointly, scenario by scenario. "
+                "Content is taken from the HELM run instances (input text, references) when the build reads "
+                "the runs; the prompt a model sees depends on the HELM adapter of its run.",
 ))
 
 register(BenchmarkSpec(

@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from . import layout
-from .benchmarks import POLO2024_BIBTEX, BenchmarkSpec, get_benchmark, size_category
+from .benchmarks import POLO2024_BIBTEX, REGISTRY, BenchmarkSpec, ConfigSpec, get_benchmark, size_category
 from .estimator import TinyEstimator
 from .fitting import report_markdown
+from .prompts import FULL_SPLIT_RENDERERS
 
 def _templates_dir() -> Path:
     """``dataset_cards/`` of a source checkout, else the copy installed as builder/dataset_cards."""
@@ -100,7 +101,14 @@ class CardInputs:
                    _anchors_by_config(folder, manifest), spec)
 
     def benchmark(self) -> BenchmarkSpec:
-        return self.spec if self.spec is not None else get_benchmark(self.manifest["name"])
+        """``spec``, else the registry's entry, else the custom spec the manifest carries."""
+        if self.spec is not None:
+            return self.spec
+        if self.manifest.get("spec") is not None and self.manifest["name"] not in REGISTRY:
+            from .specs import spec_from_mapping
+
+            return spec_from_mapping(self.manifest["spec"], f"{self.manifest['name']} manifest spec")
+        return get_benchmark(self.manifest["name"])
 
 
 def _read_json(path: Path) -> Any:
@@ -291,6 +299,23 @@ def python_string(value: Any) -> str:
     return json.dumps(str(value))  # a JSON string is a Python literal of the same text
 
 
+def _full_split_note(sc: ConfigSpec, splits: dict) -> str:
+    """How the full splits' ``input_formatted`` was rendered (as the published datasets did)."""
+    full = [s for s in sc.full_splits if s in splits]
+    if not full or not sc.num_fewshot or sc.renderer in (None, "template"):
+        return ""
+    names = ", ".join(f"`{s}`" for s in full)
+    if sc.full_split_sampler == "first_n":
+        group = f" of the row's `{sc.fewshot_group}`" if sc.fewshot_group else ""
+        how = f"the first {sc.num_fewshot} `{sc.fewshot_split}` rows{group} (the row itself when it is one of them)"
+    else:
+        how = (f"the same {sc.num_fewshot} `{sc.fewshot_split}` examples for every row (lm-evaluation-harness's "
+               f"few-shot sampler with seed {sc.full_split_seed}, drawn afresh for each row)")
+    tail = ", then the row's raw text" if sc.renderer in FULL_SPLIT_RENDERERS else ""
+    return (f"In {names}, as in the published tinyBenchmarks datasets, `input_formatted` holds {how}{tail}; "
+            "the tiny split holds the leaderboard's own prompts.")
+
+
 def render_card(card: CardInputs, previous: CardInputs | None = None,
                 templates: str | os.PathLike | None = None, plot: str | None = None,
                 plot_note: str | None = None) -> Any:
@@ -317,6 +342,8 @@ def render_card(card: CardInputs, previous: CardInputs | None = None,
             "num_fewshot": int(getattr(sc, "num_fewshot", 0) or 0) if sc else 0,
             "fewshot_split": getattr(sc, "fewshot_split", None) if sc else None,
             "columns": tiny["columns"],
+            "id_column": sc.item_id_column if sc and sc.item_id_column in tiny["columns"] else "",
+            "full_split_note": _full_split_note(sc, c["splits"]) if sc else "",
             "splits": [{"name": s, **v} for s, v in c["splits"].items()],
         })
     estimators = []
@@ -339,6 +366,11 @@ def render_card(card: CardInputs, previous: CardInputs | None = None,
         configs=configs, estimators=estimators, inputs=manifest.get("inputs", {}), parameters=shown_params,
         validation=validation, plot=plot, plot_note=plot_note or "",
         harness_tasks=harness, changelog=changelog_markdown(ch),
+        harness_files=list(manifest.get("harness_tasks") or []),
+        harness_group=spec.name if len(harness) > 1 and manifest.get("harness_tasks") else "",
+        harness_group_file=f"{layout.HARNESS_DIR}/{spec.name}.yaml",
+        configs_absent=list(manifest.get("configs_absent") or []),
+        content_missing=list(manifest.get("content_missing") or []),
         polo_bibtex=POLO2024_BIBTEX, source_citation=spec.source_citation.strip(), license=spec.license,
         license_notes=getattr(spec, "license_notes", "") or "",
     )

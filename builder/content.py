@@ -32,12 +32,16 @@ from .matrix import ResponseMatrix, subscenario_of
 from .responses import ConfigItems
 
 __all__ = [
-    "INPUT_COLUMN", "ContentTable", "parse_content_args", "content_value", "local_tiny_content", "config_splits",
+    "INPUT_COLUMN", "IDS_ONLY", "ID_COLUMNS", "ContentTable", "parse_content_args", "content_value", "local_tiny_content", "config_splits",
     "fewshot_split", "content_item_ids", "source_content", "load_content", "remap_item_order", "check_item_text",
     "match_content", "check_hub_dataset",
 ]
 
 INPUT_COLUMN = "input_formatted"
+#: ``ContentTable.source["kind"]`` of content that is the item ids only (no text was available)
+IDS_ONLY = "ids-only"
+#: columns derived from the item id (``content_from="source"``), present even without item text
+ID_COLUMNS = ("instance_id", "subscenario")
 
 
 @dataclass
@@ -88,7 +92,7 @@ def _check_content_keys(spec: BenchmarkSpec, content: Mapping[str, str]) -> None
         raise BuildError(f"--content: {spec.name} has no split {bad[0]!r}; use one of: {', '.join(sorted(valid))}")
 
 
-def _read_local_table(path: Path) -> pa.Table:
+def _read_local_table(path: Path, id_column: str = "item_id") -> pa.Table:
     name = path.name.lower()
     try:
         if name.endswith((".parquet", ".pq")):
@@ -97,7 +101,7 @@ def _read_local_table(path: Path) -> pa.Table:
             from .csv_table import check_csv_shape
 
             check_csv_shape(path, sep="\t" if name.endswith(".tsv") else ",")  # no trailing commas, duplicate names
-            df = pd.read_csv(path, sep="\t" if name.endswith(".tsv") else ",", dtype={"item_id": str},
+            df = pd.read_csv(path, sep="\t" if name.endswith(".tsv") else ",", dtype={id_column: str},
                              keep_default_na=False)
             return pa.Table.from_pandas(df, preserve_index=False)
         if name.endswith(".jsonl"):
@@ -175,7 +179,7 @@ def _one_content(value: str | None, config: ConfigSpec, split: str) -> tuple[pa.
         return table, {"kind": "hub", "id": ds_id, "config": config.upstream_config, "split": upstream_split}
     path = Path(value)
     if path.is_file():
-        return _read_local_table(path), input_record(path)
+        return _read_local_table(path, config.item_id_column), input_record(path)
     if path.is_dir():  # a local dataset folder (saved Hub repo)
         table = _load_hub(str(path), config.upstream_config, config.upstream_splits.get(split, split),
                           f"content folder {path}")
@@ -185,15 +189,15 @@ def _one_content(value: str | None, config: ConfigSpec, split: str) -> tuple[pa.
     raise FileNotFoundError(f"content for split {split!r}: no such file {value!r} (a Hub id needs 'hub:' or 'owner/name')")
 
 
-def content_item_ids(table: pa.Table, wanted: Iterable[str] | None = None) -> list[str]:
+def content_item_ids(table: pa.Table, wanted: Iterable[str] | None = None, id_column: str = "item_id") -> list[str]:
     """Item ids of the content rows.
 
-    The ``item_id`` column when present; else ``<value>.<index within value>`` of the string
-    column whose values cover the subscenario prefixes of ``wanted`` (MMLU's ``subject``);
-    else the row position.
+    The ``id_column`` (``item_id``) column when present; else ``<value>.<index within value>`` of
+    the string column whose values cover the subscenario prefixes of ``wanted`` (MMLU's
+    ``subject``); else the row position.
     """
-    if "item_id" in table.column_names:
-        return [str(v) for v in table.column("item_id").to_pylist()]
+    if id_column in table.column_names:
+        return [str(v) for v in table.column(id_column).to_pylist()]
     n = table.num_rows
     wanted = set(map(str, wanted or ()))
     prefixes = {subscenario_of(w) for w in wanted} - {""}
@@ -220,11 +224,21 @@ def source_content(config: ConfigSpec, matrix: ResponseMatrix, columns: Sequence
     One row per response item of the config: the registry's columns from
     ``matrix.item_info`` (what the reader found: question, references, answer...), plus
     ``instance_id`` (the id within its subscenario) and ``subscenario`` when the registry
-    lists them. Columns the reader did not give are empty.
+    lists them. Columns the reader did not give are empty. When the reader gave no item text
+    at all (a score table), the rows carry the item ids only: the table has just the id
+    columns and its source is ``{"kind": "ids-only"}`` (the card says so; ``release --push``
+    refuses it unless allowed).
     """
     info = matrix.item_info
     cols = [c for c in (config.columns or ()) if c != INPUT_COLUMN] or \
         [c for c in (info.columns if info is not None else []) if c not in ("scenario",)]
+    text = [c for c in cols if c not in ID_COLUMNS]
+    if text and (info is None or not any(c in info.columns and info[c].iloc[list(columns)].notna().any()
+                                         for c in text)):
+        cols = [c for c in cols if c in ID_COLUMNS and (c != "subscenario" or any(map(subscenario_of, content_ids)))]
+        source = {"kind": IDS_ONLY, "name": "item ids only (the responses carry no item text)"}
+    else:
+        source = {"kind": "source", "name": "item content of the responses"}
     data: dict[str, list] = {"item_id": [str(c) for c in content_ids]}
     for c in cols:
         if c == "instance_id" and (info is None or c not in info):
@@ -241,7 +255,7 @@ def source_content(config: ConfigSpec, matrix: ResponseMatrix, columns: Sequence
     # all-empty columns: strings rather than the null type
     table = pa.Table.from_arrays([a.cast(pa.string()) if pa.types.is_null(a.type) else a for a in table.columns],
                                  names=table.column_names)
-    return ContentTable(table, list(data["item_id"]), {"kind": "source", "name": "item content of the responses"})
+    return ContentTable(table, list(data["item_id"]), source)
 
 
 def load_content(
@@ -270,7 +284,12 @@ def load_content(
                 out[(c.name, split)] = source[c.name]
                 continue
             table, source_rec = _one_content(value, c, split)
-            ids = content_item_ids(table, (wanted or {}).get(c.name) if split == c.tiny_split else None)
+            if c.content_from == "local" and c.item_id_column not in table.column_names:
+                raise BuildError(f"config {c.name!r}, split {split!r}: the content has no column "
+                                 f"{c.item_id_column!r} (the spec's item_id_column); it has: "
+                                 f"{', '.join(table.column_names)}")
+            ids = content_item_ids(table, (wanted or {}).get(c.name) if split == c.tiny_split else None,
+                                   c.item_id_column)
             out[(c.name, split)] = ContentTable(table, ids, source_rec)
             expected = getattr(c, "eval_size", None) if split == c.tiny_split else \
                 (getattr(c, "split_sizes", None) or {}).get(split)

@@ -40,7 +40,7 @@ from .content import load_content, local_tiny_content, match_content, source_con
 from .fitting import fit_estimator
 from .matrix import ResponseMatrix, subscenario_of
 from .plan import BuildInputs, EstimatorFit, FolderPlan, plan_folder
-from .responses import assign_items, read_responses
+from .responses import assign_items, present_configs, read_responses
 
 __all__ = ["build_benchmark", "read_inputs", "fit_estimators", "write_folder"]
 
@@ -89,20 +89,26 @@ def build_benchmark(
     layout.check_replaceable(out)  # fail before the fit, not after it
     prev = CardInputs.from_folder(previous) if previous is not None else None
     inputs = read_inputs(spec, responses, content, options.item_order)
-    fits = fit_estimators(spec, inputs, options, progress=progress)
-    return write_folder(plan_folder(spec, inputs, fits, options), out, previous=prev, templates=templates)
+    fits = fit_estimators(inputs.spec, inputs, options, progress=progress)
+    return write_folder(plan_folder(inputs.spec, inputs, fits, options), out, previous=prev, templates=templates)
 
 
 def read_inputs(spec: BenchmarkSpec, responses: Any, content: Mapping[str, str] | None = None,
                 item_order: str = "upstream") -> BuildInputs:
-    """Read the responses and the content, assign items to configs, check that they match."""
+    """Read the responses and the content, assign items to configs, check that they match.
+
+    ``responses`` may map a bundle's config names to their sources; a bundle is built from the
+    configs that have responses (``BuildInputs.spec`` is the benchmark restricted to them).
+    """
     matrix, records = read_responses(spec, responses, local_tiny_content(spec, content))
     assigned = assign_items(spec, matrix)
+    spec = present_configs(spec, assigned)
+    assigned = {c.name: assigned[c.name] for c in spec.configs}
     from_source = {c.name: source_content(c, matrix, assigned[c.name].columns, assigned[c.name].content_ids)
                    for c in spec.configs if getattr(c, "content_from", "upstream") == "source"}
     contents = load_content(spec, content, {n: ci.content_ids for n, ci in assigned.items()}, from_source)
     match_content(spec, matrix, assigned, contents, item_order)
-    return BuildInputs(matrix, records, assigned, contents)
+    return BuildInputs(matrix, records, assigned, contents, spec)
 
 
 def fit_estimators(spec: BenchmarkSpec, inputs: BuildInputs, options: BuildOptions,
@@ -157,6 +163,9 @@ def write_folder(plan: FolderPlan, out: str | os.PathLike, *, previous: CardInpu
             layout.write_json(folder / layout.VALIDATION_NAME, fit.report)
         for data in plan.data:
             layout.write_parquet(data.table, tmp / data.path)
+        for rel, text in plan.texts:  # the lm-eval task files
+            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / rel).write_text(text, encoding="utf-8")
         layout.copy_estimator_code(tmp)
         write_card_files(tmp, plan.card, previous=previous, templates=templates)
         layout.write_manifest(tmp, plan.manifest)

@@ -35,12 +35,22 @@ How ``score`` is computed (for tiny benchmarks built with the stratified design)
   ``s2 = sigma^2 + kappa * d^2``, where ``d`` is how far ``db`` lies outside the
   training models' score range: models like the training ones get the sharper
   model-based estimate, models outside the range (typically newer, stronger ones) get the
-  design-based one, and the interval widens accordingly.
+  design-based one, and the interval widens accordingly. The interval always contains
+  the design-based 90% interval ``db +- 1.645 se_db``, so it stays honest under any shift.
 
 The ability ``theta`` is the MAP on the answered anchors with the training models'
 abilities as a Gaussian prior; unseen items get the posterior-averaged probability
 ``sigmoid(m_j / sqrt(1 + pi/8 * a_j' S a_j))``. Tiny benchmarks built with the original
-k-means design (or imported from the original release) report ``score = gpirt``.
+k-means design report ``score = gpirt``.
+
+Estimators imported from the original release (``design == "original"``, ``builder
+import-original``) compute what the original ``tinyBenchmarks.evaluate`` computes, with its
+numerics: theta by BFGS (numerical gradients, from 0, no prior) on the answered anchors, the
+logit ``sum_d clip(a_jd theta_d - b_j, -30, 30)`` (``b`` is the original's per-dimension
+difficulty ``B``), ``irt = sum w_i y_i`` over the anchors (re-weighted over the answered ones),
+``pirt = l * mean(balance * y)[answered] + (1 - l) * mean(balance * p)[other items]`` with
+``l = answered / N`` (``balance`` the original's weights, not normalised), ``score = gpirt``;
+no interval (``ci_low``/``ci_high``/``se`` are NaN: the original has none).
 """
 
 from __future__ import annotations
@@ -81,6 +91,8 @@ DEFAULT_PARAMS = {
     "method": "gpirt", "lambda": 0.5, "interval_scale": 1.0, "pirt_weight": 1.0, "sigma": 0.0,
     "range": [0.0, 1.0], "kappa": 16.0, "ridge_intercept": 0.0,
 }
+#: the score's interval always holds ``db +- DESIGN_FLOOR_Z * se_db`` (the design-based 90% interval)
+DESIGN_FLOOR_Z = 1.6448536269514722
 # a sanity bound on stored parameters: |a|, |b| beyond this are corrupt, not fitted
 _MAX_PARAM = 1e4
 
@@ -245,9 +257,6 @@ class TinyEstimator:
         self._one_hot = np.zeros((N, S))
         self._one_hot[np.arange(N), self.scenario_index] = 1.0
         self._anchor_one_hot = self._one_hot[self.anchor_positions]
-        # (N, S) view of a contiguous (S, N) array: numpy 2.x multiplies (n, N) @ (N, 1)
-        # about 1000x slower when the right operand is a C-contiguous column
-        self._sum_by_scenario = np.ascontiguousarray(self._one_hot.T).T
         self._scenario_items = [np.flatnonzero(self.scenario_index == s) for s in range(S)]
         self._scenario_anchors = [np.flatnonzero(self._anchor_scenario == s) for s in range(S)]
         # outer products a_j a_j' flattened: a_j' S a_j for all items is one product
@@ -481,6 +490,8 @@ class TinyEstimator:
         Y = np.asarray(Y, dtype=np.float64)
         if Y.ndim != 2 or Y.shape[1] != len(self.anchor_ids):
             raise ValueError(f"expected an (n, {len(self.anchor_ids)}) anchor matrix, got shape {Y.shape}")
+        if self.design == "original":
+            return self._original_components(Y)
         obs = ~np.isnan(Y)
         n, S = Y.shape[0], len(self.scenarios)
         Yf = np.where(obs, Y, 0.0)
@@ -501,9 +512,9 @@ class TinyEstimator:
         Pa, Va = P[:, self.anchor_positions], V[:, self.anchor_positions]
         # --- pirt: sum over all items of w p, then the answered anchors' y replace their p
         wa_items = self._w_anchor * obs
-        pirt = (P * self._w) @ self._sum_by_scenario + (wa_items * (Yf - Pa)) @ self._anchor_one_hot
+        pirt = self._by_scenario(P * self._w) + (wa_items * (Yf - Pa)) @ self._anchor_one_hot
         wV = V * self._w
-        bern = (wV * self._w) @ self._sum_by_scenario - (wa_items * self._w_anchor * Va) @ self._anchor_one_hot
+        bern = self._by_scenario(wV * self._w) - (wa_items * self._w_anchor * Va) @ self._anchor_one_hot
         theta_var = np.empty((n, S))
         for s in range(S):
             cols, acols = self._scenario_items[s], self._scenario_anchors[s]
@@ -547,6 +558,9 @@ class TinyEstimator:
         # the design-based error is honest by construction; the model-based one is scaled
         # so that the out-of-fold intervals cover (interval_scale)
         comp_se = g * se_db + (1 - g) * np.sqrt(s2) * self._p["interval_scale"]
+        # never narrower than the design-based 90% interval around db: whatever the shift,
+        # the interval holds one that needs no model
+        comp_se = np.maximum(comp_se, (np.abs(comp_score - db) + DESIGN_FLOOR_Z * se_db) / self._z)
         gp_se = self._p["lambda"] * np.where(np.isnan(irt), 0.0, se_irt) + (1 - self._p["lambda"]) * se_pirt
         gp_se = np.where(np.isnan(irt), se_pirt, gp_se) * self._p["interval_scale"]
         score = np.where(self._composite, comp_score, gpirt)
@@ -555,6 +569,53 @@ class TinyEstimator:
         return {"x": X, "irt": irt, "se_irt": se_irt, "pirt": pirt, "se_pirt": se_pirt, "gpirt": gpirt, "db": db,
                 "se_db": se_db, "ridge": ridge, "mb": mb, "score": score, "se": se, "weight_db": weight_db,
                 "answered": answered, "theta": theta}
+
+    def _by_scenario(self, X: np.ndarray) -> np.ndarray:
+        """Per-scenario sums of the columns of X (n, N) -> (n, S)."""
+        # a plain row sum for one scenario: a product with an (N, 1) operand can hit a slow
+        # BLAS path depending on its strides
+        return X.sum(1, keepdims=True) if len(self.scenarios) == 1 else X @ self._one_hot
+
+    def _original_components(self, Y: np.ndarray) -> dict:
+        """:meth:`components` of the original ``evaluate`` (module docstring), one model at a time
+        with the original's operations, so that its numbers are reproduced to the last bit."""
+        from scipy.optimize import minimize
+
+        n, S, D = Y.shape[0], len(self.scenarios), self.n_dims
+        a, b = self.A.T[None], self.b[None, None, :]  # the original's (1, D, N) and (1, 1, N)
+
+        def curve(theta, cols):  # the original's item_curve
+            return 1 / (1 + np.exp(-np.clip(a[:, :, cols] * theta - b[:, :, cols], -30, 30).sum(axis=1)))
+
+        out = {k: np.full((n, S), np.nan) for k in ("irt", "pirt", "gpirt", "se", "db", "se_db", "ridge", "mb",
+                                                     "weight_db", "se_irt", "se_pirt")}
+        out.update(theta=np.zeros((n, D)), x=Y.copy(), answered=np.zeros((n, S), dtype=np.int64))
+        for i, y in enumerate(Y):
+            seen = np.flatnonzero(~np.isnan(y))
+            pos, ys = self.anchor_positions[seen].tolist(), y[seen]
+
+            def neg_log_like(x):
+                p = curve(x.reshape(1, D, 1), pos).squeeze()
+                return -np.sum(ys * np.log(p + 1e-10) + (1 - ys) * np.log(1 - p + 1e-10))
+
+            theta = minimize(neg_log_like, np.zeros(D), method="BFGS").x[None, :, None]
+            out["theta"][i] = theta[0, :, 0]
+            p_all = curve(theta, slice(None))[0]
+            out["x"][i, np.isnan(y)] = p_all[self.anchor_positions[np.isnan(y)]]
+            for s in range(S):
+                acols = np.intersect1d(self._scenario_anchors[s], seen)
+                unseen = np.setdiff1d(self._scenario_items[s], self.anchor_positions[acols])
+                w, ya = self.anchor_weights[acols], y[acols]
+                lam = len(acols) / len(self._scenario_items[s])
+                pirt = (1 - lam) * (self.balance * p_all)[unseen].mean()
+                out["pirt"][i, s], out["answered"][i, s], out["gpirt"][i, s] = pirt, len(acols), pirt
+                if len(acols) and w.sum() > 0:  # (a batch row may leave a scenario unanswered)
+                    irt = (w * ya).sum() * (self.anchor_weights[self._scenario_anchors[s]].sum() / w.sum())
+                    pirt = lam * (self.balance[self.anchor_positions[acols]] * ya).mean() + pirt
+                    out["irt"][i, s], out["pirt"][i, s] = irt, pirt
+                    out["gpirt"][i, s] = self._p["lambda"][s] * irt + (1 - self._p["lambda"][s]) * pirt
+        out["score"] = out["gpirt"].copy()
+        return out
 
     def _stratum_sums(self, X: np.ndarray) -> np.ndarray:
         """Per-stratum sums of the columns of X (n, N) -> (n, H)."""
@@ -744,8 +805,11 @@ def _pack(comp: dict, i: int, s: int, z: float) -> dict:
 
 def _with_interval(res: dict, z: float) -> dict:
     half = z * res["se"]
-    out = {"score": res["score"], "ci_low": float(max(0.0, res["score"] - half)),
-           "ci_high": float(min(1.0, res["score"] + half))}
+    if math.isnan(half):  # no interval (an estimator imported from the original release)
+        out = {"score": res["score"], "ci_low": float("nan"), "ci_high": float("nan")}
+    else:
+        out = {"score": res["score"], "ci_low": float(max(0.0, res["score"] - half)),
+               "ci_high": float(min(1.0, res["score"] + half))}
     out.update({k: v for k, v in res.items() if k != "score"})
     return out
 

@@ -34,7 +34,7 @@ from tqdm.auto import tqdm
 from . import __version__
 from .anchors import AnchorSet, balance_weights, cluster_anchors, random_anchors, stratified_anchors
 from .calibrate import choose_lambda, coverage, interval_scale
-from .estimator import TinyEstimator
+from .estimator import DESIGN_FLOOR_Z, TinyEstimator
 from .irt import IRTModel
 from .matrix import ResponseMatrix
 
@@ -372,8 +372,8 @@ def _calibrate(oof: dict, truth: np.ndarray, s: int, n_models: int, design: str,
     mb = a * get["pirt"] + (1 - a) * get["ridge"]
     sigma = float(np.sqrt(np.mean((mb - t) ** 2))) if t.size else 0.0
     out.update(method="composite", pirt_weight=a, sigma=min(sigma, 1.0))
-    score, se_db, se_mb = _composite(get["db"], get["se_db"], mb, out)
-    out["interval_scale"] = _model_part_scale(score, se_db, se_mb, t, n_models)
+    score, db_part, mb_part = _composite(get["db"], get["se_db"], mb, out)
+    out["interval_scale"] = _model_part_scale(score, db_part, mb_part, t, n_models, get["db"], get["se_db"])
     return out
 
 
@@ -387,18 +387,24 @@ def _composite(db, se_db, mb, p) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return g * db + (1 - g) * mb, g * se_db, (1 - g) * np.sqrt(s2)
 
 
-def _model_part_scale(score, se_db_part, se_mb_part, truth, n_models, confidence: float = 0.95) -> float:
+def _final_se(comp_se, score, db, se_db, z: float = float(norm.ppf(0.975))):
+    """The score's standard error as the estimator reports it: never less than what holds the
+    design-based 90% interval ``db +- DESIGN_FLOOR_Z se_db``."""
+    return np.maximum(comp_se, (np.abs(score - db) + DESIGN_FLOOR_Z * se_db) / z)
+
+
+def _model_part_scale(score, se_db_part, se_mb_part, truth, n_models, db, se_db, confidence: float = 0.95) -> float:
     """The factor c on the model-based error part such that ``score +- z (se_db + c se_mb)``
     covers ``confidence`` of the out-of-fold truths (smallest such c on a grid, at least
-    0.5), widened by Student's t for the number of models it was measured on."""
+    0.25), widened by Student's t for the number of models it was measured on."""
     from scipy.stats import t as t_dist
 
     z = norm.ppf(0.5 + confidence / 2)
     err = np.abs(score - truth)
-    grid = np.exp(np.linspace(np.log(0.5), np.log(20.0), 200))
+    grid = np.exp(np.linspace(np.log(0.25), np.log(20.0), 250))
     c = float(grid[-1])
     for cand in grid:
-        if np.mean(err <= z * (se_db_part + cand * se_mb_part)) >= confidence:
+        if np.mean(err <= z * _final_se(se_db_part + cand * se_mb_part, score, db, se_db)) >= confidence:
             c = float(cand)
             break
     dof = max(int(n_models), 1)
@@ -413,7 +419,7 @@ def scored(oof: dict, params: dict, scen_names) -> tuple[np.ndarray, np.ndarray]
         if p["method"] == "composite":
             mb = p["pirt_weight"] * oof["pirt"][:, s] + (1 - p["pirt_weight"]) * oof["ridge"][:, s]
             score[:, s], a, b = _composite(oof["db"][:, s], oof["se_db"][:, s], mb, p)
-            se[:, s] = a + p["interval_scale"] * b
+            se[:, s] = _final_se(a + p["interval_scale"] * b, score[:, s], oof["db"][:, s], oof["se_db"][:, s])
         else:
             lam, irt = p["lambda"], oof["irt"][:, s]
             score[:, s] = np.where(np.isnan(irt), oof["pirt"][:, s], lam * np.nan_to_num(irt) + (1 - lam) * oof["pirt"][:, s])

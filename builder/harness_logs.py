@@ -16,8 +16,10 @@ give the same estimate. A document that matches no row is an error (logs of anot
 version of the dataset), as are two records of one row with different scores.
 
 The records are parsed by :func:`builder.sources.lm_eval.read_samples_file`; the metric is
-the registry's ``harness_metric`` of the config (as recorded in the manifest), else the
-reader's default for the task; the filter as in ``builder ingest`` (tinyGSM8k: strict-match).
+the registry's ``harness_metric`` of the config (as recorded in the manifest; tinyMMLU and
+tinyWinogrande: ``acc_norm``, the only metric lm-eval's tiny tasks listed, or ``acc`` from
+logs of their later versions, which list only it), else the reader's default for the task; the filter
+as in ``builder ingest`` (tinyGSM8k: strict-match).
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ class _Target:
     config: str
     task: str | None
     metric: str | None  # per-sample metric in the logs (None: the reader's default for the task)
+    alternatives: tuple[str, ...]  # read when the records lack ``metric`` (they score the same there)
     rows: list[dict] | None  # tiny split rows (None: no data, match by doc_id only)
     estimator_key: str
     anchor_index: list[int]  # row r -> index into the estimator's anchor_ids
@@ -74,7 +77,7 @@ def _targets(folder: Path, task: str | None) -> tuple[dict[str, TinyEstimator], 
 
     if not is_dataset_folder(folder):  # a folder written by `builder fit`: rows = anchors
         est = TinyEstimator.load(folder)
-        return {"": est}, [_Target("", task, None, None, "", list(range(len(est.anchor_ids))))]
+        return {"": est}, [_Target("", task, None, (), None, "", list(range(len(est.anchor_ids))))]
     manifest = read_manifest(folder)
     estimators: dict[str, TinyEstimator] = {}
     targets = []
@@ -93,7 +96,8 @@ def _targets(folder: Path, task: str | None) -> tuple[dict[str, TinyEstimator], 
         t = c.get("harness_task")
         if task is not None:
             t = task if len(configs) == 1 else (t if t == task else None)
-        targets.append(_Target(name, t, c.get("harness_metric"), rows, key, [pos[a] for a in anchors]))
+        targets.append(_Target(name, t, c.get("harness_metric"), tuple(c.get("harness_metric_alternatives") or ()),
+                               rows, key, [pos[a] for a in anchors]))
     if task is not None and not any(t.task == task for t in targets):
         raise ValueError(f"{folder}: no config of this dataset is evaluated by task {task!r} "
                          f"(tasks: {', '.join(str(c.get('harness_task')) for c in configs.values())})")
@@ -197,6 +201,18 @@ def _results_by_ts(d: Path) -> dict[str, dict]:
     return out
 
 
+def _metric_of(path: Path, target: _Target) -> str | None:
+    """The config's metric, or the first of its alternatives the records hold when they lack it
+    (lm-eval writes only the metrics its task YAML lists)."""
+    if not target.alternatives:
+        return target.metric
+    first = next((rec for _, rec in iter_records(path)), None) or {}
+    for m in (target.metric, *target.alternatives):
+        if m in first:
+            return m
+    return target.metric
+
+
 def _docs(path: Path) -> dict[int, Any]:
     docs: dict[int, Any] = {}
     for _, rec in iter_records(path):
@@ -242,7 +258,8 @@ def read_log_scores(folder: str | os.PathLike, logs: str | os.PathLike, task: st
             ts, path = runs[-1]
             if len(runs) > 1:
                 notes.append(f"{model}: {t.task}: {len(runs)} runs, using the newest ({ts})")
-            block, bnotes = read_samples_file(path, t.task, t.task, "", metric or t.metric, filter, results.get(ts))
+            block, bnotes = read_samples_file(path, t.task, t.task, "", metric or _metric_of(path, t), filter,
+                                              results.get(ts))
             notes.extend(f"{model}: {n}" for n in bnotes)
             where = f"{path}"
             mapping, mnotes = match_rows(_docs(path), t.rows, where)

@@ -7,6 +7,7 @@ A folder written by ``builder build`` (a Hub dataset repository)::
     [<estimator path>/]estimator.json          estimator side files (TinyEstimator.save),
     [<estimator path>/]irt_parameters.npz      at the root or one per config
     [<estimator path>/]validation.json         the out-of-fold validation report
+    lm_eval/<task>.yaml, lm_eval/tiny_utils.py the lm-evaluation-harness task files (builder.harness_tasks)
     estimator.py                               the standalone estimator, copied as-is
     validation.png                             the validation plot (optional matplotlib)
     manifest.json                              versions, inputs, parameters, sha256 + size of every other file
@@ -65,10 +66,12 @@ ESTIMATOR_JSON = "estimator.json"
 ESTIMATOR_NPZ = "irt_parameters.npz"
 #: the estimator's side files (TinyEstimator.save writes them; from_hub checks them)
 ESTIMATOR_FILES = (ESTIMATOR_JSON, ESTIMATOR_NPZ)
+#: folder of the lm-evaluation-harness task files (builder.harness_tasks)
+HARNESS_DIR = "lm_eval"
 
 __all__ = [
-    "DATASET_FORMAT", "FIT_FORMAT", "OWN_FORMATS", "MANIFEST_SCHEMA_VERSION", "MANIFEST_NAME", "CARD_NAME", "VALIDATION_NAME", "PLOT_NAME",
-    "ESTIMATOR_CODE", "ESTIMATOR_JSON", "ESTIMATOR_NPZ", "ESTIMATOR_FILES",
+    "DATASET_FORMAT", "FIT_FORMAT", "OWN_FORMATS", "MANIFEST_SCHEMA_VERSION", "MANIFEST_NAME", "CARD_NAME",
+    "VALIDATION_NAME", "PLOT_NAME", "ESTIMATOR_CODE", "ESTIMATOR_JSON", "ESTIMATOR_NPZ", "ESTIMATOR_FILES", "HARNESS_DIR",
     "data_path", "estimator_folder", "file_sha256", "FileDigest", "file_digest", "input_record", "matrix_record",
     "is_hidden",
     "listed_files", "to_jsonable", "write_json", "write_parquet", "copy_estimator_code", "atomic_write_text",

@@ -15,10 +15,11 @@ import pyarrow as pa
 
 from . import __version__
 from . import estimator as _estimator
-from .benchmarks import BenchmarkSpec, ConfigSpec
+from .benchmarks import REGISTRY, BenchmarkSpec, ConfigSpec
 from .cards import CardInputs
 from .config import BuildError, BuildOptions
-from .content import INPUT_COLUMN, ContentTable, fewshot_split
+from .content import IDS_ONLY, INPUT_COLUMN, ContentTable, fewshot_split
+from .harness_tasks import task_files
 from .layout import DATASET_FORMAT, MANIFEST_SCHEMA_VERSION, config_anchor_ids, data_path, to_jsonable
 from .matrix import ResponseMatrix
 from .responses import ConfigItems
@@ -28,12 +29,14 @@ __all__ = ["BuildInputs", "EstimatorFit", "DataFile", "FolderPlan", "plan_folder
 
 @dataclass(frozen=True)
 class BuildInputs:
-    """What a build read: the responses, their input records, the items of each config, the content."""
+    """What a build read: the responses, their input records, the items of each config, the
+    content, and the benchmark built (a bundle restricted to the configs that have responses)."""
 
     matrix: ResponseMatrix
     records: list[dict]
     assigned: dict[str, ConfigItems]
     contents: dict[tuple[str, str], ContentTable]
+    spec: BenchmarkSpec | None = None
 
 
 @dataclass(frozen=True)
@@ -58,13 +61,15 @@ class DataFile:
 
 @dataclass(frozen=True)
 class FolderPlan:
-    """Everything a folder holds: estimators (+ reports), data files, the manifest's fields
-    (all but ``files``, which the writer hashes last) and the card's inputs."""
+    """Everything a folder holds: estimators (+ reports), data files, text files (the lm-eval
+    task files, ``{path: text}``), the manifest's fields (all but ``files``, which the writer
+    hashes last) and the card's inputs."""
 
     estimators: tuple[EstimatorFit, ...]
     data: tuple[DataFile, ...]
     manifest: dict
     card: CardInputs
+    texts: tuple[tuple[str, str], ...] = ()
 
 
 def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[EstimatorFit],
@@ -99,7 +104,9 @@ def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[Estimat
             configs_info[c.name] = {
                 "scenario": c.scenario, "tiny_split": c.tiny_split, "splits": splits,
                 "estimator": fit.path, "harness_task": c.harness_task,
-                "harness_metric": getattr(c, "harness_metric", None), "renderer": c.renderer,
+                "harness_metric": getattr(c, "harness_metric", None),
+                "harness_metric_alternatives": list(getattr(c, "harness_metric_alternatives", ()) or ()),
+                "renderer": c.renderer,
                 "source_task": c.source_task, "metric": c.metric,
             }
     manifest = {
@@ -122,9 +129,20 @@ def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[Estimat
         "parameters": {"anchors": options.anchors_for(spec.anchors), "seed": int(options.seed),
                        "item_order": options.item_order, **options.fit.record()},
     }
+    if spec.custom is not None:  # a benchmark from a spec file: the folder describes it
+        manifest["spec"] = spec.custom
+    registered = REGISTRY.get(spec.name)
+    if registered is not None and len(registered.configs) > len(spec.configs):  # a bundle built in part
+        manifest["configs_absent"] = [c.name for c in registered.configs if c.name not in configs_info]
+    missing = sorted({c for (c, _), ct in contents.items() if ct.source.get("kind") == IDS_ONLY})
+    if missing:  # rows without item text: the card says so, `release --push` refuses unless allowed
+        manifest["content_missing"] = missing
+    texts = task_files(spec, configs_info, manifest["repo_id"], manifest["tag"], manifest["version"])
+    if texts:
+        manifest["harness_tasks"] = sorted(texts)
     manifest = to_jsonable(manifest)
     card = CardInputs(manifest, [(fit.path, to_jsonable(fit.report)) for fit in fits], anchors_of, spec)
-    return FolderPlan(tuple(fits), tuple(data), manifest, card)
+    return FolderPlan(tuple(fits), tuple(data), manifest, card, tuple(sorted(texts.items())))
 
 
 # ============================================================================ data tables
@@ -140,11 +158,11 @@ def _normalize_type(t: pa.DataType) -> pa.DataType:
 
 
 def _output_columns(config: ConfigSpec, table: pa.Table) -> list[str]:
+    """The registry's columns, or (a custom benchmark) every content column, the item id first."""
     if config.columns:
-        cols = [c for c in config.columns if c != INPUT_COLUMN]
-    else:
-        cols = [c for c in table.column_names if c not in ("item_id", INPUT_COLUMN)]
-    return cols
+        return [c for c in config.columns if c != INPUT_COLUMN]
+    first = [config.item_id_column] if config.item_id_column in table.column_names else []
+    return first + [c for c in table.column_names if c not in (config.item_id_column, INPUT_COLUMN)]
 
 
 def split_table(config: ConfigSpec, split: str, ct: ContentTable, rows: Sequence[int] | None,
@@ -158,6 +176,8 @@ def split_table(config: ConfigSpec, split: str, ct: ContentTable, rows: Sequence
 
     table = ct.table if rows is None else ct.table.take(pa.array(rows, type=pa.int64()))
     cols = _output_columns(config, table)
+    if ct.source.get("kind") == IDS_ONLY:  # no item text was available: the id columns the table has
+        cols = [c for c in cols if c in table.column_names]
     missing = [c for c in cols if c not in table.column_names]
     if missing:
         raise BuildError(f"{where}: content lacks column(s) {', '.join(missing)} (it has: "

@@ -7,20 +7,21 @@ in-context examples". The Open LLM Leaderboard (v1) ran lm-evaluation-harness co
 (docs/SOURCE_FORMATS.md section 7.3):
 
 ===========  ========  =====================  ===========================================
-renderer     shots     few-shot pool          sampler
+renderer     shots     few-shot pool          sampler (tiny split / full splits)
 ===========  ========  =====================  ===========================================
-mmlu         5         ``dev``, same subject  ``first_n`` (the subject's first 5 dev rows)
-arc          25        ``train``              ``harness_v1``
-hellaswag    10        ``train``              ``harness_v1``
-winogrande   5         ``train``              ``harness_v1``
+mmlu         5         ``dev``, same subject  ``first_n`` / ``first_n``
+arc          25        ``train``              ``harness_v1`` / ``fixed``
+hellaswag    10        ``train``              ``harness_v1`` / ``fixed``
+winogrande   5         ``train``              ``harness_v1`` / ``fixed``
 truthfulqa   0         (none)                 (none)
-gsm8k        5         ``train``              ``harness_v1``
+gsm8k        5         ``train``              ``harness_v1`` / ``fixed``
+template     0         (none)                 a custom benchmark's jinja2 ``prompt``
 ===========  ========  =====================  ===========================================
 
-The shot count, pool split, sampler and seed of each config live in the registry
+The shot count, pool split, samplers and seeds of each config live in the registry
 (:class:`builder.benchmarks.ConfigSpec`: ``num_fewshot``, ``fewshot_split``,
-``fewshot_sampler``, ``fewshot_seed``, ``fewshot_group``); this module only knows how to
-render and how each sampler works.
+``fewshot_sampler``, ``fewshot_seed``, ``fewshot_group``, ``full_split_sampler``,
+``full_split_seed``); this module only knows how to render and how each sampler works.
 
 Layout of a context (v0.3 ``Task.fewshot_context``)::
 
@@ -31,8 +32,9 @@ Layout of a context (v0.3 ``Task.fewshot_context``)::
 Renderers are pure functions ``render_<name>(row, fewshot) -> str``: ``row`` is one upstream
 row (a dict of the upstream columns; sequences may be lists or numpy arrays), ``fewshot`` the
 already chosen shot rows, in order. :data:`RENDERERS` maps the names used by
-``ConfigSpec.renderer`` to them. :func:`select_fewshot` chooses the shots, :func:`render_split`
-does both for a whole split.
+``ConfigSpec.renderer`` to them (:data:`FULL_SPLIT_RENDERERS` overrides one for the full
+splits). :func:`select_fewshot` chooses the shots, :func:`render_split` does both for a whole
+split.
 
 Samplers
 --------
@@ -40,7 +42,8 @@ Samplers
     The first ``k`` rows of the pool (within the row's ``fewshot_group``, e.g. MMLU's
     ``subject``), in pool order. This is the v0.3 ``hendrycksTest`` ``fewshot_examples``
     ("use the unchanged order of the dev set without sampling") and today's harness
-    ``fewshot_config: sampler: first_n``.
+    ``fewshot_config: sampler: first_n``. A pool row rendered itself (MMLU ``dev``) is not
+    skipped: it gets the same first ``k`` rows, itself included when it is one of them.
 ``harness_v1``
     The v0.3 evaluator: ``rnd = random.Random(); rnd.seed(42); rnd.shuffle(eval_docs)``, then,
     for each doc in that shuffled order, ``rnd.sample(train_docs, k)`` from the *same* ``rnd``
@@ -50,24 +53,36 @@ Samplers
     "details" files, so ``harness_v1_schedule(n)[0][p]`` is the upstream index of details row
     ``p``. To render only some rows of a split (the tiny split), pass their indices in the full
     upstream split and its size to :func:`render_split`.
+``fixed``
+    ``random.Random(seed).sample(pool, k)``, drawn afresh for every row, so every row gets the
+    same ``k`` shots (the row itself included when it is one of them): the lm-evaluation-harness
+    0.4 context sampler (seed 1234) re-created for each row.
 
-When the rows being rendered are themselves the few-shot pool (the ``train`` split of ARC, the
-``dev`` split of MMLU, carried in full as few-shot material), a row never serves as its own shot:
-``first_n`` skips it (an MMLU ``dev`` row thus gets the 4 other dev rows of its subject, as the
-harness's ``first_n`` sampler gives when the few-shot split is the evaluated one),
-``harness_v1`` draws ``k + 1`` and drops it, as the v0.3 harness does for tasks without a
-training split.
+Full splits
+-----------
+The splits carried whole as few-shot material (``train``, ``dev``, Winogrande's ``test``...)
+follow the published tinyBenchmarks datasets, which rendered them with lm-evaluation-harness
+0.4 rather than with the leaderboard's v0.3 stream: ``full_split_sampler`` (``fixed`` with seed
+1234, MMLU ``first_n``) and, for Winogrande, the row's raw ``sentence`` after the shots
+(:func:`render_winogrande_full`; the ``test`` split has no answers). Measured against the
+published cards' ``num_bytes`` (the arrow size of a split) with the real content of
+``../shared/data`` (``tests/test_fidelity.py``): tinyGSM8k ``train`` 27,470,490 bytes and
+tinyWinogrande ``train`` 29,034,018, both equal; tinyMMLU ``dev`` 858,525 against 858,526. The
+leaderboard's stream gave 174 bytes less (GSM8K) and 19.5 more (Winogrande) per row. The tiny
+split keeps the leaderboard's prompts (``harness_v1``): the published tiny splits' sizes agree
+with them within the spread of 100 rows, and not with the full splits' scheme.
 
 Winogrande (partial evaluation)
 -------------------------------
 The harness scores Winogrande by "partial evaluation": two contexts, one per option,
-``shots + sentence[:blank] + option``, share one continuation ``" " + sentence[blank+1:].strip()``
-(v0.3 ``Winogrande.append_context``: the few-shot context is split on ``"\\n\\n"``, the last
-piece, which holds the *correct* option, is dropped and the option's partial context appended).
-``input_formatted`` holds the part common to both contexts, without the answer:
-``"\\n\\n".join(shots) + "\\n\\n" + sentence[:blank]``. Shots are rendered with the correct
-option filled in. ``input_formatted + option_i`` is byte-identical to the harness context of
-option ``i``; :func:`winogrande_requests` returns both contexts and the continuation.
+``shots + sentence[:blank] + option``, share one continuation ``" " + sentence[blank+1:].strip()``.
+The v0.3 harness builds the few-shot context with the *correct* option (``doc_to_text``), which
+is what the leaderboard's ``full_prompt`` holds, then ``Winogrande.append_context`` splits it on
+``"\\n\\n"``, drops the last piece and appends each option's partial context. The tiny split's
+``input_formatted`` is that leaderboard prompt: ``"\\n\\n".join(shots) + "\\n\\n" +
+sentence[:blank] + gold option``, shots rendered with their correct option filled in.
+:func:`winogrande_requests` replaces the gold option by each option and returns the two
+contexts and the continuation, byte-identical to the harness requests.
 
 MMLU description
 ----------------
@@ -87,11 +102,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from .benchmarks import ConfigSpec
 
 __all__ = [
-    "RENDERERS", "SAMPLERS", "TRUTHFULQA_QA_PROMPT", "MMLU_LETTERS",
-    "render_mmlu", "render_arc", "render_hellaswag", "render_winogrande", "render_truthfulqa",
-    "render_gsm8k", "hellaswag_preprocess", "mmlu_query", "arc_query", "hellaswag_query",
-    "winogrande_partial", "winogrande_requests", "truthfulqa_query", "gsm8k_query",
-    "harness_v1_schedule", "harness_v1_order", "select_fewshot", "render_split",
+    "RENDERERS", "FULL_SPLIT_RENDERERS", "SAMPLERS", "FULL_SPLIT_SAMPLERS", "TRUTHFULQA_QA_PROMPT", "MMLU_LETTERS",
+    "render_mmlu", "render_arc", "render_hellaswag", "render_winogrande", "render_winogrande_full",
+    "render_truthfulqa", "render_gsm8k", "render_template", "hellaswag_preprocess", "mmlu_query", "arc_query",
+    "hellaswag_query", "winogrande_partial", "winogrande_gold", "winogrande_requests", "truthfulqa_query",
+    "gsm8k_query", "harness_v1_schedule", "harness_v1_order", "fixed_sample", "select_fewshot", "render_split",
 ]
 
 FEWSHOT_DELIMITER = "\n\n"
@@ -221,23 +236,39 @@ def winogrande_target(row: Mapping) -> str:
     return " " + sentence[sentence.index("_") + 1:].strip()
 
 
-def _winogrande_shot(row: Mapping) -> str:
-    answer = str(row["answer"]).strip()
+def winogrande_gold(row: Mapping, what: str = "row") -> str:
+    """The text of the correct option (``option1`` or ``option2`` as ``answer`` says)."""
+    answer = str(row.get("answer", "")).strip()
     if answer not in ("1", "2"):
-        raise ValueError(f"winogrande few-shot row without an answer: {row.get('sentence')!r}")
-    return winogrande_partial(row, str(row["option" + answer])) + winogrande_target(row)
+        raise ValueError(f"winogrande {what} without an answer: {row.get('sentence')!r}")
+    return str(row["option" + answer])
+
+
+def _winogrande_shot(row: Mapping) -> str:
+    return winogrande_partial(row, winogrande_gold(row, "few-shot row")) + winogrande_target(row)
 
 
 def render_winogrande(row: Mapping, fewshot: Sequence[Mapping] = ()) -> str:
-    """Winogrande: shots (correct option filled in) + ``sentence[:blank]``, the prefix shared by
-    both option contexts (see the module docstring). Append an option to get the harness context."""
-    return _context([_winogrande_shot(s) for s in fewshot], winogrande_partial(row, ""))
+    """Winogrande, the leaderboard prompt: shots (correct option filled in) + ``sentence[:blank]``
+    + the correct option. :func:`winogrande_requests` swaps the option to score each one."""
+    return _context([_winogrande_shot(s) for s in fewshot], winogrande_partial(row, winogrande_gold(row)))
+
+
+def render_winogrande_full(row: Mapping, fewshot: Sequence[Mapping] = ()) -> str:
+    """Winogrande rows of the full splits (few-shot material, the unlabelled ``test``): shots
+    (correct option filled in) + the row's raw ``sentence``, as the published tinyWinogrande
+    ``train`` and ``test`` splits hold them (module docstring, "Full splits")."""
+    return _context([_winogrande_shot(s) for s in fewshot], str(row["sentence"]))
 
 
 def winogrande_requests(input_formatted: str, row: Mapping) -> tuple[list[str], str]:
-    """The harness requests of a Winogrande row: ``([ctx_option1, ctx_option2], continuation)``."""
-    contexts = [input_formatted + str(row["option1"]), input_formatted + str(row["option2"])]
-    return contexts, winogrande_target(row)
+    """The harness requests of a tiny-split Winogrande row: ``([ctx_option1, ctx_option2],
+    continuation)``, ``input_formatted`` with its final (correct) option replaced by each option."""
+    gold = winogrande_gold(row)
+    if not input_formatted.endswith(gold):
+        raise ValueError(f"input_formatted does not end with the correct option {gold!r}")
+    prefix = input_formatted[: len(input_formatted) - len(gold)]
+    return [prefix + str(row["option1"]), prefix + str(row["option2"])], winogrande_target(row)
 
 
 # ------------------------------------------------------------------ TruthfulQA
@@ -263,6 +294,33 @@ def render_gsm8k(row: Mapping, fewshot: Sequence[Mapping] = ()) -> str:
     return _context(shots, gsm8k_query(row))
 
 
+# -------------------------------------------------------------- custom templates
+_TEMPLATES: dict[str, Any] = {}
+
+
+def render_template(template: str, row: Mapping) -> str:
+    """A custom benchmark's jinja2 ``prompt`` rendered with the row's columns as variables.
+
+    Undefined names are errors (a typo in a column name must not render an empty string);
+    numpy arrays become lists. The template's trailing newline is kept.
+    """
+    import jinja2
+
+    compiled = _TEMPLATES.get(template)
+    if compiled is None:
+        env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
+        try:
+            compiled = env.from_string(template)
+        except jinja2.TemplateSyntaxError as exc:
+            raise ValueError(f"prompt template: {exc.message} (line {exc.lineno})") from None
+        _TEMPLATES[template] = compiled
+    values = {str(k): (v.tolist() if hasattr(v, "tolist") and not isinstance(v, str) else v) for k, v in row.items()}
+    try:
+        return compiled.render(**values)
+    except jinja2.UndefinedError as exc:
+        raise ValueError(f"prompt template: {exc.message}; the row has columns {', '.join(map(str, row))}") from None
+
+
 Renderer = Callable[[Mapping, Sequence[Mapping]], str]
 
 #: renderer name (``ConfigSpec.renderer``) -> ``render_<name>(row, fewshot) -> str``
@@ -274,6 +332,10 @@ RENDERERS: dict[str, Renderer] = {
     "truthfulqa": render_truthfulqa,
     "gsm8k": render_gsm8k,
 }
+#: renderers of the full splits where they differ from the tiny split's
+FULL_SPLIT_RENDERERS: dict[str, Renderer] = {"winogrande": render_winogrande_full}
+#: ``ConfigSpec.renderer`` of a custom benchmark's jinja2 prompt (``ConfigSpec.prompt_template``)
+TEMPLATE_RENDERER = "template"
 
 
 # -------------------------------------------------------------------- samplers
@@ -317,34 +379,34 @@ def harness_v1_order(n_eval: int, seed: int = 42) -> list[int]:
     return order
 
 
-def _first_n(config: "ConfigSpec", rows: Sequence[Mapping], pool: Sequence[Mapping],
-             upstream_index: Sequence[int], exclude_self: bool) -> list[list[Mapping]]:
+def fixed_sample(n_pool: int, k: int, seed: int = 1234) -> list[int]:
+    """``random.Random(seed).sample(range(n_pool), k)``: the pool indices of the ``fixed`` sampler
+    (lm-evaluation-harness 0.4's context sampler, seeded 1234, on a fresh task)."""
+    if k > n_pool:
+        raise ValueError(f"cannot draw {k} few-shot examples from a pool of {n_pool}")
+    return random.Random(seed).sample(range(n_pool), k)
+
+
+def _first_n(config: "ConfigSpec", rows: Sequence[Mapping], pool: Sequence[Mapping]) -> list[list[Mapping]]:
     k, group = config.num_fewshot, config.fewshot_group
     by_group: dict[Any, list[int]] = {}
     for j, s in enumerate(pool):
         by_group.setdefault(s[group] if group else None, []).append(j)
-    members = {g: set(js) for g, js in by_group.items()} if exclude_self else {}
     out = []
-    for row, idx in zip(rows, upstream_index):
+    for row in rows:
         key = row[group] if group else None
-        cands = by_group.get(key, [])
-        own = exclude_self and idx in members.get(key, ())
-        chosen = [j for j in cands[: k + 1] if not (own and j == idx)][:k]
-        # a pool row whose group has only k rows keeps the k - 1 others (as the harness's
-        # first_n sampler does when the few-shot split is the evaluated split)
-        if len(chosen) < (min(k, len(cands) - 1) if own else k):
-            raise ValueError(f"{config.name}: only {len(chosen)} few-shot rows for group "
-                             f"{row[group] if group else None!r} (need {k})")
+        chosen = by_group.get(key, [])[:k]
+        if len(chosen) < k:
+            raise ValueError(f"{config.name}: only {len(chosen)} few-shot rows for group {key!r} (need {k})")
         out.append([pool[j] for j in chosen])
     return out
 
 
 def _harness_v1(config: "ConfigSpec", rows: Sequence[Mapping], pool: Sequence[Mapping],
-                upstream_index: Sequence[int], n_eval: int, exclude_self: bool) -> list[list[Mapping]]:
+                upstream_index: Sequence[int], n_eval: int) -> list[list[Mapping]]:
     if config.fewshot_group:
         raise ValueError(f"{config.name}: the harness_v1 sampler has no per-group mode")
-    order, shots = harness_v1_schedule(n_eval, len(pool), config.num_fewshot,
-                                       seed=config.fewshot_seed, exclude_self=exclude_self)
+    order, shots = harness_v1_schedule(n_eval, len(pool), config.num_fewshot, seed=config.fewshot_seed)
     position = {doc: p for p, doc in enumerate(order)}
     out = []
     for idx in upstream_index:
@@ -354,8 +416,17 @@ def _harness_v1(config: "ConfigSpec", rows: Sequence[Mapping], pool: Sequence[Ma
     return out
 
 
-#: sampler name (``ConfigSpec.fewshot_sampler``) -> implementation
-SAMPLERS = {"first_n": _first_n, "harness_v1": _harness_v1}
+def _fixed(config: "ConfigSpec", rows: Sequence[Mapping], pool: Sequence[Mapping]) -> list[list[Mapping]]:
+    if config.fewshot_group:
+        raise ValueError(f"{config.name}: the fixed sampler has no per-group mode")
+    shots = [pool[j] for j in fixed_sample(len(pool), config.num_fewshot, config.full_split_seed)]
+    return [list(shots) for _ in rows]
+
+
+#: samplers of the tiny split (``ConfigSpec.fewshot_sampler``)
+SAMPLERS = ("first_n", "harness_v1")
+#: samplers of the full splits (``ConfigSpec.full_split_sampler``)
+FULL_SPLIT_SAMPLERS = ("first_n", "fixed")
 
 
 def select_fewshot(config: "ConfigSpec", rows: Sequence[Mapping],
@@ -367,13 +438,12 @@ def select_fewshot(config: "ConfigSpec", rows: Sequence[Mapping],
     Parameters
     ----------
     config : ConfigSpec
-        Gives ``num_fewshot``, ``fewshot_split``, ``fewshot_sampler``, ``fewshot_seed`` and
-        ``fewshot_group``.
+        Gives ``num_fewshot``, ``fewshot_split``, the samplers and seeds and ``fewshot_group``.
     rows : rows of one split, in the order they will be written.
     fewshot_rows : split name -> all rows of that split (upstream order); must hold
         ``config.fewshot_split``.
-    split : name of the split ``rows`` belong to (default: ``config.tiny_split``). When it is the
-        few-shot split itself, a row is never its own shot.
+    split : name of the split ``rows`` belong to (default: ``config.tiny_split``). The tiny split
+        uses ``fewshot_sampler``, every other split ``full_split_sampler``.
     upstream_index : index of each row in the full upstream split (default ``0..len(rows)-1``:
         ``rows`` is the whole split). For the tiny split pass the anchors' upstream indices.
     n_eval : size of the full upstream split (default ``len(rows)``); ``harness_v1`` needs it.
@@ -385,25 +455,20 @@ def select_fewshot(config: "ConfigSpec", rows: Sequence[Mapping],
         raise ValueError(f"{config.name}: few-shot split {config.fewshot_split!r} not given "
                          f"(have {sorted(fewshot_rows)})")
     pool = list(fewshot_rows[config.fewshot_split])
-    split = split or config.tiny_split
-    exclude_self = split == config.fewshot_split
-    if upstream_index is None:
-        upstream_index = range(len(rows))
-    upstream_index = [int(i) for i in upstream_index]
-    if len(upstream_index) != len(rows):
-        raise ValueError("upstream_index must have one entry per row")
-    try:
-        sampler = SAMPLERS[config.fewshot_sampler]
-    except KeyError:
-        raise ValueError(f"{config.name}: unknown few-shot sampler {config.fewshot_sampler!r} "
-                         f"(known: {', '.join(SAMPLERS)})") from None
-    if sampler is _harness_v1:
-        size = len(rows) if n_eval is None else int(n_eval)
-        if exclude_self and size != len(pool):
-            raise ValueError(f"{config.name}: split {split!r} is the few-shot pool but n_eval={size} "
-                             f"!= pool size {len(pool)}")
-        return _harness_v1(config, rows, pool, upstream_index, size, exclude_self)
-    return _first_n(config, rows, pool, upstream_index, exclude_self)
+    tiny = (split or config.tiny_split) == config.tiny_split
+    sampler = config.fewshot_sampler if tiny else config.full_split_sampler
+    if sampler == "first_n":
+        return _first_n(config, rows, pool)
+    if sampler == "fixed" and not tiny:
+        return _fixed(config, rows, pool)
+    if sampler == "harness_v1" and tiny:
+        index = list(range(len(rows))) if upstream_index is None else [int(i) for i in upstream_index]
+        if len(index) != len(rows):
+            raise ValueError("upstream_index must have one entry per row")
+        return _harness_v1(config, rows, pool, index, len(rows) if n_eval is None else int(n_eval))
+    known = SAMPLERS if tiny else FULL_SPLIT_SAMPLERS
+    raise ValueError(f"{config.name}: unknown {'' if tiny else 'full-split '}few-shot sampler {sampler!r} "
+                     f"(known: {', '.join(known)})")
 
 
 def render_split(config: "ConfigSpec", rows: Sequence[Mapping],
@@ -412,17 +477,26 @@ def render_split(config: "ConfigSpec", rows: Sequence[Mapping],
                  n_eval: int | None = None) -> list[str]:
     """``input_formatted`` for every row of a split (see :func:`select_fewshot` for the options).
 
-    ``config.renderer`` names the template in :data:`RENDERERS`; ``fewshot_rows`` maps split
-    names to the full few-shot splits (``{"dev": [...]}`` for MMLU, ``{"train": [...]}`` for
+    ``config.renderer`` names the template in :data:`RENDERERS` (the full splits use
+    :data:`FULL_SPLIT_RENDERERS` where it has the name); ``"template"`` renders the config's
+    jinja2 ``prompt_template`` (custom benchmarks, zero-shot). ``fewshot_rows`` maps split names
+    to the full few-shot splits (``{"dev": [...]}`` for MMLU, ``{"train": [...]}`` for
     ARC/HellaSwag/Winogrande/GSM8K, ``{}`` for TruthfulQA).
     """
     if config.renderer is None:
         raise ValueError(f"{config.name}: this config has no input_formatted renderer")
-    try:
-        render = RENDERERS[config.renderer]
-    except KeyError:
-        raise ValueError(f"{config.name}: unknown renderer {config.renderer!r} "
-                         f"(known: {', '.join(RENDERERS)})") from None
+    if config.renderer == TEMPLATE_RENDERER:
+        if not getattr(config, "prompt_template", None):
+            raise ValueError(f"{config.name}: renderer 'template' without a prompt template")
+        return [render_template(config.prompt_template, row) for row in rows]
+    tiny = (split or config.tiny_split) == config.tiny_split
+    render = None if tiny else FULL_SPLIT_RENDERERS.get(config.renderer)
+    if render is None:
+        try:
+            render = RENDERERS[config.renderer]
+        except KeyError:
+            raise ValueError(f"{config.name}: unknown renderer {config.renderer!r} "
+                             f"(known: {', '.join(RENDERERS)}, {TEMPLATE_RENDERER})") from None
     shots = select_fewshot(config, rows, fewshot_rows, split=split,
                            upstream_index=upstream_index, n_eval=n_eval)
     return [render(row, fs) for row, fs in zip(rows, shots)]

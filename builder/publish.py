@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol
 
 from . import layout
-from .benchmarks import BenchmarkSpec, get_benchmark
+from .benchmarks import BenchmarkSpec
 from .config import BuildError, BuildOptions
 from .dataset import build_benchmark
 from .hub_sync import describe_error, fetch_previous, hub_api, publish_release, token_configured
@@ -83,7 +83,7 @@ def build_release(config: ReleaseConfig, version: str, out: str | os.PathLike, *
     for entry in tqdm(config.benchmarks, desc="build", unit="benchmark", disable=not progress, file=sys.stderr):
         target = out / entry.name
         try:
-            got = build(entry.name, entry.responses_arg(), dict(entry.content) if entry.content else None,
+            got = build(entry.build_target(), entry.responses_arg(), dict(entry.content) if entry.content else None,
                         entry.build_options(config.org, version), out=target,
                         previous=(previous or {}).get(entry.name), progress=progress)
         except ReleaseError:
@@ -203,19 +203,38 @@ def run_release(config: ReleaseConfig, version: str, *, out: str | os.PathLike |
         folders = build_release(config, version, out, previous=prev_folders, build=build, progress=progress, log=log)
     for name, folder in tqdm(list(folders.items()), desc="validate", unit="benchmark", disable=not progress,
                              file=sys.stderr):
-        report = validate_folder(folder, get_benchmark(name))
+        entry = next(e for e in config.benchmarks if e.name == name)
+        report = validate_folder(folder, entry.benchmark())
         manifest_sha = layout.file_sha256(folder / layout.MANIFEST_NAME)
         summary["benchmarks"].setdefault(name, {}).update(
             {"repo_id": repo_ids[name], "folder": str(folder), "manifest_sha256": manifest_sha, "validation": report})
         log(f"validated {name}: {report['files']} files, configs {report['configs']}")
     _write_summary(out, summary)
     if push:
+        _check_content(config, folders)
         results = publish_release({repo_ids[n]: f for n, f in folders.items()}, version, api,
                                   private=config.private, progress=progress, log=log)
         for name, r in zip(folders, results):
             summary["benchmarks"][name]["published"] = r.to_dict()
         _write_summary(out, summary)
     return summary
+
+
+def _check_content(config: ReleaseConfig, folders: Mapping[str, Path]) -> None:
+    """Refuse to push a build whose rows lack the examples' text (``content_missing`` in its
+    manifest) unless its ``[[benchmark]]`` says ``allow_missing_content = true``; checked for
+    every benchmark before any is published."""
+    refused = []
+    for entry in config.benchmarks:
+        missing = layout.read_manifest(folders[entry.name]).get("content_missing") or []
+        if missing and not entry.allow_missing_content:
+            refused.append(f"{entry.name} (config(s) {', '.join(missing)})")
+    if refused:
+        raise ReleaseError(
+            f"not publishing: the rows of {'; '.join(refused)} carry item ids only, without the examples' text. "
+            "Give the content (--content / content = {...}, or evaluation outputs that hold it), or set "
+            "allow_missing_content = true in the [[benchmark]] table to publish them as they are. "
+            f"The builds are in {Path(next(iter(folders.values()))).parent}/")
 
 
 def _quiet_clients() -> None:

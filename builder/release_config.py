@@ -14,6 +14,15 @@
     seed = 0                          # optional
     repo = "someone/tinyX"            # optional: override <org>/<name>
 
+    [[benchmark]]
+    spec = "specs/tinyX.toml"         # your own benchmark (builder.specs) instead of a registered name
+    responses = "x.parquet"
+
+    [[benchmark]]
+    name = "tinyHELM"                 # a bundle: responses per config, for the configs that have data
+    responses = { mmlu = "helm_mmlu.parquet", gsm = "helm_gsm.parquet" }
+    allow_missing_content = true      # rows with item ids only (no instance text) may be pushed
+
 :func:`load_config` reads and checks it into a frozen :class:`ReleaseConfig`; every problem is
 a :class:`ConfigError` naming the file, the table and the key. Also the errors of a release
 (:class:`ReleaseError`: the CLI prints the message, no traceback) and the version rules.
@@ -28,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from .benchmarks import BenchmarkSpec
 from .config import BuildError, BuildOptions, check_repo_id
 
 __all__ = [
@@ -104,13 +114,32 @@ class BenchmarkEntry:
     anchors: int | None = None
     seed: int = 0
     repo: str | None = None  # full repo id override; default <org>/<name>
+    spec: BenchmarkSpec | None = None  # a custom benchmark (``spec = "FILE.toml"``)
+    responses_by_config: Mapping[str, tuple[Path, ...]] | None = None  # a bundle's responses per config
+    allow_missing_content: bool = False  # may --push a build whose rows carry item ids only
 
     def repo_id(self, org: str) -> str:
         return self.repo or f"{org}/{self.name}"
 
-    def responses_arg(self) -> str | list[str]:
-        """What :func:`builder.dataset.build_benchmark` takes: one path, or a list."""
-        return str(self.responses[0]) if len(self.responses) == 1 else [str(p) for p in self.responses]
+    def benchmark(self) -> BenchmarkSpec:
+        """The benchmark's spec: the custom one, else the registry's entry."""
+        from .benchmarks import get_benchmark
+
+        return self.spec if self.spec is not None else get_benchmark(self.name)
+
+    def build_target(self) -> str | BenchmarkSpec:
+        """What ``build_benchmark`` gets as its benchmark: the registered name, or the custom spec."""
+        return self.spec if self.spec is not None else self.name
+
+    def responses_arg(self) -> str | list[str] | dict[str, str | list[str]]:
+        """What :func:`builder.dataset.build_benchmark` takes: one path, a list, or (a bundle) a
+        mapping config -> path(s)."""
+        def arg(paths):
+            return str(paths[0]) if len(paths) == 1 else [str(p) for p in paths]
+
+        if self.responses_by_config is not None:
+            return {c: arg(paths) for c, paths in self.responses_by_config.items()}
+        return arg(self.responses)
 
     def build_options(self, org: str, version: str) -> BuildOptions:
         """This benchmark's build settings in release ``version`` (repo id and tag shown in the card)."""
@@ -169,7 +198,9 @@ _BENCHMARK_KEYS = {
     "seed": _Key(lambda v: _is_int(v, 0), "seed must be a non-negative integer, got {value!r}"),
     "repo": _Key(lambda v: isinstance(v, str) and bool(_REPO_RE.match(v)), 'repo must be "owner/name", got {value!r}'),
 }
-_BENCHMARK_ALL_KEYS = {"name", "responses", "content", *_BENCHMARK_KEYS}
+_BENCHMARK_KEYS["allow_missing_content"] = _Key(lambda v: isinstance(v, bool),
+                                                "allow_missing_content must be true or false, got {value!r}")
+_BENCHMARK_ALL_KEYS = {"name", "spec", "responses", "content", *_BENCHMARK_KEYS}
 
 
 def _load_toml(path: Path) -> dict:
@@ -219,10 +250,26 @@ def _resolve(value: str, base: Path) -> Path:
     return Path(os.path.normpath(p if p.is_absolute() else base / p))
 
 
+def _responses_by_config(value: dict, spec: BenchmarkSpec, base: Path, ctx: str,
+                         check_paths: bool) -> dict[str, tuple[Path, ...]]:
+    """``responses = { CONFIG = "path" or [paths] }``: a bundle's responses per config."""
+    if len(spec.configs) < 2:
+        raise ConfigError(f"{ctx}: responses per config (a table) are for bundles; {spec.name} has one config: "
+                          "give a path or a list of paths")
+    names = [c.name for c in spec.configs]
+    bad = [k for k in value if k not in names]
+    if bad:
+        raise ConfigError(f"{ctx}: responses for unknown config(s) {bad}; {spec.name} has: {', '.join(names)}")
+    if not value:
+        raise ConfigError(f"{ctx}: responses = {{}} names no config")
+    return {k: _responses(v, base, f"{ctx}: responses.{k}", check_paths) for k, v in value.items()}
+
+
 def _responses(value: Any, base: Path, ctx: str, check_paths: bool) -> tuple[Path, ...]:
     values = [value] if isinstance(value, str) else value
     if not isinstance(values, list) or not values or not all(isinstance(r, str) and r for r in values):
-        raise ConfigError(f"{ctx}: responses must be a path or a list of paths (anything `builder ingest` reads)")
+        raise ConfigError(f"{ctx}: responses must be a path or a list of paths (anything `builder ingest` reads)"
+                          ", or for a bundle a table of them per config")
     paths = tuple(_resolve(r, base) for r in values)
     if check_paths:
         for r, p in zip(values, paths):
@@ -260,18 +307,44 @@ def _benchmark(t: Any, i: int, where: str, base: Path, registered: Iterable[str]
     if bad:
         raise ConfigError(f"{ctx}: unknown key(s) {sorted(bad)} (known: {sorted(_BENCHMARK_ALL_KEYS)})")
     name = t.get("name")
+    spec = None
+    if "spec" in t:
+        spec = _spec(t["spec"], base, ctx)
+        if name is not None and name != spec.name:
+            raise ConfigError(f"{ctx}: name {name!r} differs from the spec's name {spec.name!r} (leave name out)")
+        name = spec.name
     if not isinstance(name, str) or not name:
-        raise ConfigError(f"{ctx}: missing name = \"...\"")
+        raise ConfigError(f"{ctx}: missing name = \"...\" (a registered benchmark) or spec = \"FILE.toml\"")
     ctx = f"{where}: benchmark {name!r}"
     registered = sorted(registered)
-    if name not in registered:
-        raise ConfigError(f"{ctx}: unknown tiny benchmark; registered: {', '.join(registered) or '(none)'}")
+    if spec is None and name not in registered:
+        raise ConfigError(f"{ctx}: unknown tiny benchmark; registered: {', '.join(registered) or '(none)'} "
+                          "(for your own benchmark, give spec = \"FILE.toml\")")
     if name in seen:
         raise ConfigError(f"{ctx}: listed twice")
     seen.add(name)
-    return BenchmarkEntry(name=name, responses=_responses(t.get("responses"), base, ctx, check_paths),
-                          content=_content(t.get("content"), base, ctx, check_paths),
-                          **_checked(t, _BENCHMARK_KEYS, ctx))
+    responses, by_config = t.get("responses"), None
+    if isinstance(responses, dict):
+        from .benchmarks import get_benchmark
+
+        by_config = _responses_by_config(responses, spec or get_benchmark(name), base, ctx, check_paths)
+        paths = tuple(p for ps in by_config.values() for p in ps)
+    else:
+        paths = _responses(responses, base, ctx, check_paths)
+    return BenchmarkEntry(name=name, responses=paths, content=_content(t.get("content"), base, ctx, check_paths),
+                          spec=spec, responses_by_config=by_config, **_checked(t, _BENCHMARK_KEYS, ctx))
+
+
+def _spec(value: Any, base: Path, ctx: str) -> BenchmarkSpec:
+    """``spec = "FILE.toml"``: the custom benchmark the file describes (path relative to the config)."""
+    from .specs import SpecError, load_spec_file
+
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{ctx}: spec must be the path of a spec file (TOML)")
+    try:
+        return load_spec_file(_resolve(value, base))
+    except SpecError as exc:
+        raise ConfigError(f"{ctx}: {exc}") from None
 
 
 def load_config(path: str | os.PathLike, *, check_paths: bool = True) -> ReleaseConfig:

@@ -1,17 +1,19 @@
 """The responses of a build: the score matrix, its input records, and which config each item belongs to.
 
 :func:`read_responses` reads a :class:`ResponseMatrix`, a score table or evaluation outputs
-(:func:`builder.ingest.ingest`); :func:`assign_items` splits its items over the benchmark's
-configs and gives each its id in the content.
+(:func:`builder.ingest.ingest`), or for a bundle a mapping config -> such sources;
+:func:`assign_items` splits its items over the benchmark's configs and gives each its id in the
+content; :func:`present_configs` is the bundle restricted to the configs that have responses.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -21,7 +23,7 @@ from .config import BuildError
 from .layout import input_record, matrix_record
 from .matrix import ResponseMatrix
 
-__all__ = ["read_responses", "ConfigItems", "assign_items"]
+__all__ = ["read_responses", "ConfigItems", "assign_items", "present_configs"]
 
 
 def read_responses(spec: BenchmarkSpec, responses: Any,
@@ -37,6 +39,8 @@ def read_responses(spec: BenchmarkSpec, responses: Any,
     """
     if isinstance(responses, ResponseMatrix):
         return responses, [matrix_record(responses)]
+    if isinstance(responses, Mapping):
+        return _read_by_config(spec, responses)
     paths = [Path(responses)] if isinstance(responses, (str, os.PathLike)) else [Path(p) for p in responses]
     if not paths:
         raise BuildError("no responses given")
@@ -57,6 +61,50 @@ def read_responses(spec: BenchmarkSpec, responses: Any,
         m = ingest(paths, task=c.source_task or None)
         info = pd.DataFrame({"scenario": c.scenario, "subscenario": list(m.subscenarios())},
                             index=[f"{c.scenario}.{i}" for i in m.items])
+        parts.append(ResponseMatrix(m.scores, m.models, list(info.index), info))
+    return _merge(parts), records
+
+
+def _paths(value: Any, where: str) -> list[Path]:
+    paths = [Path(value)] if isinstance(value, (str, os.PathLike)) else [Path(p) for p in value]
+    if not paths:
+        raise BuildError(f"{where}: no responses given")
+    for p in paths:
+        if not p.exists():
+            raise FileNotFoundError(f"{where}: no such file or folder: {p}")
+    return paths
+
+
+def _read_by_config(spec: BenchmarkSpec, responses: Mapping[str, Any]) -> tuple[ResponseMatrix, list[dict]]:
+    """A bundle's responses given per config (``{"mmlu": "helm_mmlu.parquet", ...}``): each source
+    is read alone (a score table, or evaluation outputs with the config's ``source_task``), its
+    items named ``<scenario>.<item>``; configs not in the mapping have no responses."""
+    from .sources.tables import is_table
+
+    names = [c.name for c in spec.configs]
+    if len(names) < 2:
+        raise BuildError(f"{spec.name} has one config: give its responses as a path, not per config")
+    bad = [k for k in responses if k not in names]
+    if bad:
+        raise BuildError(f"responses for unknown config(s) {', '.join(map(repr, bad))}; {spec.name} has: "
+                         f"{', '.join(names)}")
+    parts, records = [], []
+    for c in spec.configs:
+        if c.name not in responses:
+            continue
+        paths = _paths(responses[c.name], f"responses of config {c.name!r}")
+        records += [{"config": c.name, **input_record(p)} for p in paths]
+        if len(paths) == 1 and paths[0].is_file() and is_table(paths[0]):
+            m = ResponseMatrix.read(paths[0])
+        else:
+            from .ingest import ingest
+
+            m = ingest(paths, task=c.source_task or None)
+        info = pd.DataFrame({"scenario": c.scenario, "subscenario": list(m.subscenarios())},
+                            index=[f"{c.scenario}.{i}" for i in m.items])
+        if m.item_info is not None:  # the item text a reader gave (HELM instances...)
+            extra = m.item_info.drop(columns=[k for k in ("scenario", "subscenario") if k in m.item_info])
+            info = pd.concat([info, extra.set_axis(info.index)], axis=1)
         parts.append(ResponseMatrix(m.scores, m.models, list(info.index), info))
     return _merge(parts), records
 
@@ -89,6 +137,8 @@ def assign_items(spec: BenchmarkSpec, matrix: ResponseMatrix) -> dict[str, Confi
     One config: every item, its id as is. Several: by ``item_info['scenario']`` (matching a
     config's scenario, source task or name) or by an item id prefix ``<scenario>.``; the
     prefix is removed to give the content id. Items of no config are dropped (noted on stderr).
+    A bundle (``spec.joint``) may leave configs without items (:func:`present_configs`); a
+    benchmark of independent configs may not.
     """
     out = {c.name: ConfigItems(c) for c in spec.configs}
     if len(spec.configs) == 1:
@@ -127,9 +177,23 @@ def assign_items(spec: BenchmarkSpec, matrix: ResponseMatrix) -> dict[str, Confi
         print(f"note: {len(dropped)} response item(s) belong to no config of {spec.name} and are ignored "
               f"(e.g. {dropped[0]!r})", file=sys.stderr)
     empty = [n for n, ci in out.items() if not ci.columns]
-    if empty:
+    if empty and (not spec.joint or len(empty) == len(out)):
         raise BuildError(
             f"{spec.name}: no responses for config(s) {', '.join(empty)}; a bundle's items need a scenario "
             f"(item_info) or an id prefix '<scenario>.' (scenarios: {', '.join(c.scenario for c in spec.configs)})"
         )
     return out
+
+
+def present_configs(spec: BenchmarkSpec, assigned: Mapping[str, ConfigItems]) -> BenchmarkSpec:
+    """``spec``, or the bundle restricted to the configs that have responses (noted on stderr).
+
+    A bundle is fitted jointly on the configs it has data for; the card says which are in it.
+    """
+    present = tuple(c for c in spec.configs if assigned[c.name].columns)
+    if len(present) == len(spec.configs):
+        return spec
+    absent = [c.name for c in spec.configs if not assigned[c.name].columns]
+    print(f"note: {spec.name}: no responses for config(s) {', '.join(absent)}; the bundle is built from "
+          f"{', '.join(c.name for c in present)} (the card says so)", file=sys.stderr)
+    return dataclasses.replace(spec, configs=present)

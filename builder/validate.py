@@ -8,7 +8,8 @@
   declares, and equals the parquet files its ``data_files`` select (same columns, same rows,
   NaN-aware);
 * every estimator (``estimator.json`` + ``irt_parameters.npz``, at the root or per config) loads,
-  and, given the benchmark's spec, the anchors add up to the rows of its tiny splits.
+  and, given the benchmark's spec, the folder has its configs (a bundle: some of them) and the
+  anchors add up to the rows of their tiny splits.
 
 ``huggingface_hub`` and ``datasets`` are imported inside the function.
 """
@@ -70,12 +71,18 @@ def validate_folder(folder: str | os.PathLike, spec: BenchmarkSpec | None = None
             raise ReleaseError(f"{where}: no estimator side files ({', '.join(layout.ESTIMATOR_FILES)})")
         declared = dict(configs)
         expected = 0
+        known = {c.name for c in spec.configs}
         for c in spec.configs:
             if c.name not in declared:
+                if spec.joint and set(declared) <= known:  # a bundle built from the configs that had responses
+                    continue
                 raise ReleaseError(f"{where}: the card has no config {c.name!r} (registry: {spec.name})")
             if c.tiny_split not in summary["configs"][c.name]:
                 raise ReleaseError(f"{where}: config {c.name!r} has no tiny split {c.tiny_split!r}")
             expected += summary["configs"][c.name][c.tiny_split]
+        unknown = [n for n in declared if n not in known]
+        if unknown:
+            raise ReleaseError(f"{where}: the card has config(s) {unknown} that {spec.name} does not have")
         if expected != n_anchors:
             raise ReleaseError(f"{where}: the estimator(s) have {n_anchors} anchors, the tiny splits hold {expected} rows")
     return summary

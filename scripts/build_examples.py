@@ -1,16 +1,17 @@
 """Development builds of the tiny benchmarks from the shared data (``../shared/data``).
 
-* tinyAlpacaEval: REAL responses (63 models, AlpacaEval 2.0, ``responses/alpaca_eval_2.parquet``)
-  and the real content (``content/alpaca_eval.parquet``).
-* tinyMMLU, tinyGSM8k, tinyWinogrande: SIMULATED responses (:func:`builder.simulate.simulate_responses`:
+* tinyAlpacaEval, tinyGSM8k: REAL responses (63 models, AlpacaEval 2.0,
+  ``responses/alpaca_eval_2.parquet``; 42 models, GSM8K, ``responses/gsm8k_zeroeval.parquet``)
+  and the real content (as ``release-local.toml`` releases them).
+* tinyMMLU, tinyWinogrande: SIMULATED responses (:func:`builder.simulate.simulate_responses`:
   a 2PL model with random abilities and item parameters), one column per row of the real
   content, over the real content. The fitted IRT parameters and the validation table describe
   the simulation, not real models: these folders exercise the pipeline, they are not releases.
 
-Splits that are not in the shared data (GSM8K ``train``; Winogrande ``train`` and ``test``) come
-from the upstream Hub dataset (``datasets.load_dataset``; needs the network or a cache). Offline,
-``--standin-missing`` uses the config's tiny-split content in their place (the manifest names
-the file used), so that the folder can be built and inspected here.
+The split that is not in the shared data (Winogrande ``test``) comes from the upstream Hub
+dataset (``datasets.load_dataset``; needs the network or a cache). Offline, ``--standin-missing``
+uses the config's tiny-split content in its place (the manifest names the file used), so that
+the folder can be built and inspected here.
 
     python scripts/build_examples.py --out build/examples                 # all four
     python scripts/build_examples.py --only tinyMMLU --fast --out /tmp/ex # quicker fit settings
@@ -43,8 +44,10 @@ DEFAULT_DATA = ROOT.parent / "shared" / "data"
 EXAMPLES = {
     "tinyAlpacaEval": ("responses/alpaca_eval_2.parquet", {"test": "content/alpaca_eval.parquet"}),
     "tinyMMLU": (None, {"test": "content/mmlu_test.parquet", "dev": "content/mmlu_dev.parquet"}),
-    "tinyGSM8k": (None, {"test": "content/gsm8k_test.parquet"}),
-    "tinyWinogrande": (None, {"validation": "content/winogrande_xl_validation.parquet"}),
+    "tinyGSM8k": ("responses/gsm8k_zeroeval.parquet", {"test": "content/gsm8k_test.parquet",
+                                                       "train": "content/gsm8k_train.parquet"}),
+    "tinyWinogrande": (None, {"validation": "content/winogrande_xl_validation.parquet",
+                              "train": "content/winogrande_xl_train.parquet"}),
 }
 
 

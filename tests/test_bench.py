@@ -39,3 +39,14 @@ def test_accuracy_dev_mode_uses_only_training_models(tmp_path, capsys):
     out = capsys.readouterr().out
     # 32 models -> 24 protocol training models -> 18/6 nested
     assert "DEV protocol" in out and "| sim | 18/6 |" in out
+
+
+def test_stability_script_compares_layouts_and_thread_counts(tmp_path, capsys):
+    from builder.bench import stability
+
+    matrix, _ = simulate_responses(n_models=22, n_items=120, n_dims=1, seed=8)
+    matrix.write(tmp_path / "sim.parquet")
+    assert stability.main([str(tmp_path / "sim.parquet"), "--anchors", "12"]) == 0
+    out = capsys.readouterr().out
+    for name in ("long CSV, rows shuffled", "models and items permuted", "2 BLAS threads"):
+        assert f"| {name} | 12/12 | 0.0e+00 |" in out

@@ -58,6 +58,29 @@ def _scores(n, seed):
     return (np.random.default_rng(seed).random(n) < 0.6).astype(float)
 
 
+def test_logs_with_only_acc_norm_or_only_acc(tiny, tmp_path):
+    """lm-eval's tinyMMLU/tinyWinogrande tasks list acc_norm only, and lm-eval writes only listed
+    metrics: such logs estimate (the registry said acc and they failed); logs of the later task
+    version, acc only, give the same estimate (equal there); neither metric is a clear error."""
+    rows = read_split(tiny, "all", "test")
+    y = _scores(len(rows), 3)
+    want = TinyEstimator.load(tiny).estimate(y)["score"]
+    got = {}
+    for keep in ("acc_norm", "acc"):
+        recs = [{k: v for k, v in r.items() if k != ({"acc", "acc_norm"} - {keep}).pop()} for r in _records(rows, y)]
+        for r in recs:
+            r["metrics"] = [keep]
+        _write_logs(tmp_path / keep, "org/model-n", recs)
+        frame, _ = estimate_from_logs(tiny, tmp_path / keep)
+        got[keep] = frame["score"][0]
+    assert got["acc_norm"] == pytest.approx(want) and got["acc"] == pytest.approx(want)
+    recs = [{k: v for k, v in r.items() if k not in ("acc", "acc_norm")} | {"exact_match": "1.0"}
+            for r in _records(rows, y)]
+    _write_logs(tmp_path / "neither", "org/model-n", recs)
+    with pytest.raises(SourceError, match="no metric 'acc_norm' in the record"):
+        estimate_from_logs(tiny, tmp_path / "neither")
+
+
 def test_estimate_is_order_independent(tiny, tmp_path):
     rows = read_split(tiny, "all", "test")
     est = TinyEstimator.load(tiny)

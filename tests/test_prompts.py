@@ -9,9 +9,10 @@ import pytest
 
 from builder import prompts
 from builder.benchmarks import get_benchmark
-from builder.prompts import (RENDERERS, hellaswag_preprocess, harness_v1_order, harness_v1_schedule,
-                             render_arc, render_gsm8k, render_hellaswag, render_mmlu, render_split,
-                             render_truthfulqa, render_winogrande, select_fewshot, winogrande_requests)
+from builder.prompts import (FULL_SPLIT_RENDERERS, RENDERERS, fixed_sample, hellaswag_preprocess, harness_v1_order,
+                             harness_v1_schedule, render_arc, render_gsm8k, render_hellaswag, render_mmlu,
+                             render_split, render_template, render_truthfulqa, render_winogrande,
+                             render_winogrande_full, select_fewshot, winogrande_requests)
 
 CONTENT = Path(__file__).resolve().parents[2] / "shared" / "data" / "content"
 
@@ -98,18 +99,33 @@ WINO_ROW = {"sentence": "The cup fell off the table because _  was wobbly. ", "o
             "option2": "the table", "answer": "2"}
 
 
-def test_winogrande_partial_context_byte_exact():
+def test_winogrande_leaderboard_prompt_ends_with_the_gold_option():
+    """The tiny split's input_formatted is the leaderboard's full_prompt: it ends with the correct
+    option (code that loads the published tinyWinogrande checks this)."""
     text = render_winogrande(WINO_ROW, WINO_SHOTS)
     assert text == (
         "Tom gave Bob a gift because Tom was kind.\n\n"
         "The trophy didn't fit in the case as the case was small.\n\n"
-        "The cup fell off the table because ")
+        "The cup fell off the table because the table")
+    assert text.endswith(WINO_ROW["option" + WINO_ROW["answer"]])
+    assert render_winogrande(dict(WINO_ROW, answer="1"), []) == "The cup fell off the table because the cup"
     contexts, continuation = winogrande_requests(text, WINO_ROW)
     assert contexts[0].endswith("\n\nThe cup fell off the table because the cup")
-    assert contexts[1].endswith("\n\nThe cup fell off the table because the table")
+    assert contexts[1] == text
     assert continuation == " was wobbly."
-    # no answer in input_formatted: a test row (answer "") renders too
-    assert render_winogrande(dict(WINO_ROW, answer=""), []) == "The cup fell off the table because "
+    with pytest.raises(ValueError, match="without an answer"):   # the tiny split needs the gold option
+        render_winogrande(dict(WINO_ROW, answer=""), [])
+    with pytest.raises(ValueError, match="does not end with the correct option"):
+        winogrande_requests(text + " ", WINO_ROW)
+
+
+def test_winogrande_full_split_rows_end_with_the_raw_sentence():
+    """Rows of the full splits (train, the unlabelled test) as the published tinyWinogrande has them."""
+    assert FULL_SPLIT_RENDERERS["winogrande"] is render_winogrande_full
+    assert render_winogrande_full(dict(WINO_ROW, answer=""), WINO_SHOTS) == (
+        "Tom gave Bob a gift because Tom was kind.\n\n"
+        "The trophy didn't fit in the case as the case was small.\n\n"
+        "The cup fell off the table because _  was wobbly. ")
 
 
 def _harness_v1_append_context(ctx, partial_ctx):
@@ -125,8 +141,10 @@ def test_winogrande_matches_harness_append_context():
              for s in WINO_SHOTS]
     gold_ctx = "\n\n".join(shots) + "\n\n" + prompts.winogrande_partial(WINO_ROW, WINO_ROW["option2"])
     text = render_winogrande(WINO_ROW, WINO_SHOTS)
-    for opt in ("option1", "option2"):
-        assert text + WINO_ROW[opt] == _harness_v1_append_context(gold_ctx, prompts.winogrande_partial(WINO_ROW, WINO_ROW[opt]))
+    assert text == gold_ctx
+    contexts, _ = winogrande_requests(text, WINO_ROW)
+    for opt, ctx in zip(("option1", "option2"), contexts):
+        assert ctx == _harness_v1_append_context(gold_ctx, prompts.winogrande_partial(WINO_ROW, WINO_ROW[opt]))
 
 
 def test_winogrande_shot_without_answer_is_an_error():
@@ -233,18 +251,27 @@ def test_render_split_subset_equals_full_render():
     assert render_split(c, [full[i] for i in picks], pool) != sub
 
 
-def test_render_split_pool_split_never_uses_the_row_itself():
+def test_full_splits_get_the_same_fixed_shots_self_included():
+    """The published full splits: lm-eval 0.4's sampler seeded 1234 afresh for every row, so every
+    row has the same shots, the row itself among them when it was drawn."""
     c = cfg("tinyGSM8k")
+    assert (c.full_split_sampler, c.full_split_seed) == ("fixed", 1234)
     train = _gsm_rows(8, "train")
+    idx = random.Random(1234).sample(range(8), 5)
+    assert fixed_sample(8, 5) == idx
     texts = render_split(c, train, {"train": train}, split="train")
-    for i, t in enumerate(texts):
-        assert t.count(f"Question: train question {i}?") == 1      # only as the query
-        assert t.count("Question:") == 6
-    with pytest.raises(ValueError, match="few-shot pool"):
-        render_split(c, train[:3], {"train": train}, split="train", upstream_index=[0, 1, 2], n_eval=3)
+    block = "".join(f"Question: train question {j}?\nAnswer: step {j}\n#### {j}\n\n" for j in idx)
+    assert texts == [block + f"Question: train question {i}?\nAnswer:" for i in range(8)]
+    assert texts[idx[0]].count(f"Question: train question {idx[0]}?") == 2   # drawn: itself a shot
+    # the tiny split keeps the leaderboard's stream: another sampler, another split argument
+    assert render_split(c, train[:3], {"train": train}) != texts[:3]
+    with pytest.raises(ValueError, match="cannot draw"):
+        render_split(c, train, {"train": train[:4]}, split="train")
 
 
-def test_first_n_by_subject_and_exclude_self():
+def test_first_n_by_subject_the_dev_rows_included():
+    """MMLU: every row of a subject, test or dev, gets the subject's first 5 dev rows; a dev row
+    among them is its own shot (the published tinyMMLU dev split: 5 shots, not 4)."""
     c = cfg("tinyMMLU")
     dev = [{"question": f"{s} dev {i}", "subject": s, "choices": ["a", "b", "c", "d"], "answer": i % 4}
            for s in ("astronomy", "anatomy") for i in range(6)]
@@ -252,11 +279,10 @@ def test_first_n_by_subject_and_exclude_self():
     shots = select_fewshot(c, test, {"dev": dev})
     assert [s["question"] for s in shots[0]] == [f"anatomy dev {i}" for i in range(5)]
     dev_shots = select_fewshot(c, dev, {"dev": dev}, split="dev")
-    assert [s["question"] for s in dev_shots[2]] == ["astronomy dev 0", "astronomy dev 1", "astronomy dev 3",
-                                                    "astronomy dev 4", "astronomy dev 5"]
-    five = [r for r in dev if r["subject"] == "anatomy"][:5]      # a group of exactly k rows: k - 1 shots
-    assert [s["question"] for s in select_fewshot(c, five, {"dev": five}, split="dev")[0]] == \
-        [f"anatomy dev {i}" for i in range(1, 5)]
+    for row, fs in zip(dev, dev_shots):
+        assert [s["question"] for s in fs] == [f"{row['subject']} dev {i}" for i in range(5)]
+    text = render_split(c, dev[2:3], {"dev": dev}, split="dev")[0]
+    assert text.count("astronomy dev 2\nA. a") == 2 and text.count("\nAnswer: ") == 5
     with pytest.raises(ValueError, match="few-shot rows for group"):
         select_fewshot(c, [dict(test[0], subject="virology")], {"dev": dev})
 
@@ -318,20 +344,27 @@ def test_real_mmlu_every_subject_has_five_dev_shots():
         assert t.count("\nAnswer: ") == 5 and t.endswith("\nAnswer:")
         assert f"about {r['subject'].replace('_', ' ')}.\n\n" in t
     dev_texts = render_split(cfg("tinyMMLU"), dev.to_dict("records"), {"dev": dev.to_dict("records")}, split="dev")
-    assert all(t.count("\nAnswer: ") == 4 for t in dev_texts)   # the subject's 4 other dev rows
+    assert all(t.count("\nAnswer: ") == 5 for t in dev_texts)   # the subject's first 5 dev rows, itself included
 
 
-@pytest.mark.skipif(not (CONTENT / "winogrande_xl_validation.parquet").exists(), reason="winogrande content absent")
+def gold_of(row, shots):
+    """The v0.3 harness's few-shot context of a Winogrande row (shots and the row with the correct option)."""
+    return "\n\n".join(prompts.winogrande_partial(s, s["option" + s["answer"]]) + prompts.winogrande_target(s)
+                       for s in shots) + "\n\n" + prompts.winogrande_partial(row, row["option" + row["answer"]])
+
+
+@pytest.mark.skipif(not (CONTENT / "winogrande_xl_train.parquet").exists(), reason="winogrande content absent")
 def test_real_winogrande_contexts_match_the_harness():
     import pandas as pd
     rows = pd.read_parquet(CONTENT / "winogrande_xl_validation.parquet").to_dict("records")
+    train = pd.read_parquet(CONTENT / "winogrande_xl_train.parquet").to_dict("records")
     c = cfg("tinyWinogrande")
-    # validation stands in for the train pool (no train content here): render it as the pool split
-    texts = render_split(c, rows[:60], {"train": rows[:60]}, split="train")
-    shots = select_fewshot(c, rows[:60], {"train": rows[:60]}, split="train")
-    for row, text, fs in zip(rows[:60], texts, shots):
-        gold = "\n\n".join(prompts.winogrande_partial(s, s["option" + s["answer"]]) + prompts.winogrande_target(s)
-                           for s in fs) + "\n\n" + prompts.winogrande_partial(row, row["option" + row["answer"]])
+    index = list(range(0, 1267, 21))
+    texts = render_split(c, [rows[i] for i in index], {"train": train}, upstream_index=index, n_eval=len(rows))
+    shots = select_fewshot(c, [rows[i] for i in index], {"train": train}, upstream_index=index, n_eval=len(rows))
+    for row, text, fs in zip([rows[i] for i in index], texts, shots):
+        assert text.endswith(row["option" + row["answer"]]) and text == gold_of(row, fs)
+        gold = gold_of(row, fs)
         contexts, cont = winogrande_requests(text, row)
         for opt, ctx in zip(("option1", "option2"), contexts):
             assert ctx == _harness_v1_append_context(gold, prompts.winogrande_partial(row, row[opt]))
@@ -347,3 +380,16 @@ def test_real_gsm8k_renders():
     for row, t in zip(rows, texts):
         assert t.endswith("Question: " + row["question"] + "\nAnswer:")
         assert t.count("\n#### ") == 5 and t.count("Question: ") == 6
+
+
+# ---------------------------------------------------------- custom templates
+def test_custom_prompt_template():
+    template = ("The following are multiple choice questions (with answers) about biology.\n\n"
+                "{{ question.strip() }}\n{% for c in choices %}{{ 'ABCD'[loop.index0] }}. {{ c }}\n{% endfor %}Answer:")
+    row = {"item_id": "7", "question": " Which? ", "choices": np.array(["x", "y"], dtype=object), "answer": 1}
+    assert render_template(template, row) == ("The following are multiple choice questions (with answers) about "
+                                              "biology.\n\nWhich?\nA. x\nB. y\nAnswer:")
+    with pytest.raises(ValueError, match="'qestion' is undefined.*item_id, question, choices, answer"):
+        render_template("{{ qestion }}", row)
+    with pytest.raises(ValueError, match="prompt template:"):
+        render_template("{{ question ", row)

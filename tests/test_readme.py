@@ -128,7 +128,7 @@ def _ingest_inputs(d: Path) -> None:
 # --------------------------------------------------------------------------- tests
 @pytest.mark.slow
 def test_quick_start_then_the_python_snippet(tmp_path):
-    commands = _commands(_block("Quick start: your own tiny benchmark", "bash"))
+    commands = _commands(_block("Quick start: fit and estimate from a score matrix", "bash"))
     assert [c[3] for c in commands] == ["ingest", "fit", "estimate"]
     _lm_eval_outputs(tmp_path / "lm_eval_outputs")
     _new_models(tmp_path / "new_models.parquet")
@@ -138,7 +138,7 @@ def test_quick_start_then_the_python_snippet(tmp_path):
     assert list(estimates["model"]) == ["new-a", "new-b", "new-c"]
     assert estimates["score"].between(0, 1).all() and (estimates["ci_low"] <= estimates["ci_high"]).all()
 
-    snippet = _block("Quick start: your own tiny benchmark", "python", "TinyEstimator")
+    snippet = _block("Quick start: fit and estimate from a score matrix", "python", "TinyEstimator")
     (tmp_path / "snippet.py").write_text(snippet + "\nprint('SNIPPET-OK', k, A.shape)\n", encoding="utf-8")
     env = _env()
     env.pop("PYTHONPATH")  # nothing but the folder's estimator.py

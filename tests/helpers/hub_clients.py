@@ -131,6 +131,26 @@ def release_then_consume(runs: list[list[str]], repo: str, tags: list[str]) -> d
     return res
 
 
+def release_then_load(runs: list[list[str]], repo: str, tag: str, config: str | None = None,
+                      split: str = "test") -> dict:
+    """Real releases (:func:`release_cli`), then what a consumer gets at ``tag``: the split's
+    columns and rows (``load_dataset``), the anchors and an estimate (``TinyEstimator.from_hub``)
+    and the files of the release."""
+    from datasets import load_dataset
+    from huggingface_hub import HfApi
+
+    from builder.estimator import TinyEstimator
+
+    res: dict[str, Any] = release_cli(runs, fake=False)
+    rows = load_dataset(repo, config, split=split, revision=tag)
+    est = TinyEstimator.from_hub(repo, revision=tag)
+    res.update(columns=rows.column_names, rows=[{k: v for k, v in r.items() if isinstance(v, (str, int))}
+                                                  for r in rows],
+               anchors=est.anchor_ids, score=est.estimate([1.0] * len(est.anchor_ids))["score"],
+               files=sorted(HfApi().list_repo_files(repo, repo_type="dataset", revision=tag)))
+    return res
+
+
 # ============================================================================ the loopback Hub itself (raw clients)
 
 

@@ -1,0 +1,196 @@
+"""Your own tiny benchmark, end to end, as the README's "Your own tiny benchmark" walks it: lm-eval
+outputs of many models -> `ingest` -> `build --spec specs/tinyWMDP_bio.toml` -> logs of the tiny
+task -> `estimate` -> a release config with `spec = ...` -> `release --push` to the loopback Hub ->
+consumers at the tag. The data is made here in the shape of WMDP-bio (the README uses the real
+matrix of ../shared/data); the spec is the repository's own file.
+
+With ``TINYBENCH_LM_EVAL_PYTHON`` set to a Python that has lm-evaluation-harness, the released task
+file is also run by lm-eval itself (its ``dummy`` model) and `estimate` reads those logs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from builder.__main__ import main
+from builder.estimator import TinyEstimator
+from builder.harness_logs import estimate_from_logs
+from builder.layout import read_manifest
+from builder.simulate import simulate_responses
+from helpers import hub_clients
+from helpers.builds import ROOT
+from helpers.client import run_in_client
+from helpers.folders import write_config
+from helpers.hub import HubServer
+from helpers.sources import lm_record, write_lm_eval_run
+
+SPEC = ROOT / "specs" / "tinyWMDP_bio.toml"
+N_ITEMS, N_MODELS, K = 60, 30, 20
+TS = "2025-02-01T10-00-00.000000"
+
+
+def _question(j: int) -> str:
+    return f"Which agent {j} spreads by aerosol?"
+
+
+def _choices(j: int) -> list[str]:
+    return [f"agent {j}-{c}" for c in "abcd"]
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    """lm-eval --log_samples outputs of N_MODELS models on wmdp_bio, and the questions with item ids."""
+    tmp = tmp_path_factory.mktemp("custom")
+    m, _ = simulate_responses(n_models=N_MODELS, n_items=N_ITEMS, n_dims=1, seed=3)
+    logs = tmp / "lm_eval_outputs"
+    for i, model in enumerate(m.models):
+        write_lm_eval_run(logs, f"org/{model}", {"wmdp_bio": [
+            lm_record(j, float(m.scores[i, j]), question=_question(j)) for j in range(N_ITEMS)]})
+    content = tmp / "wmdp_bio_questions.parquet"
+    pd.DataFrame({"item_id": [str(j) for j in range(N_ITEMS)], "question": [_question(j) for j in range(N_ITEMS)],
+                  "choices": [_choices(j) for j in range(N_ITEMS)], "answer": [j % 4 for j in range(N_ITEMS)]}
+                 ).to_parquet(content)
+    return tmp, logs, content, m
+
+
+def _tiny_task_logs(root, model: str, rows: pd.DataFrame, scores) -> None:
+    """lm-eval logs of the tiny task: one record per row, the row as ``doc``, in shuffled order."""
+    recs = []
+    for i, row in enumerate(rows.to_dict("records")):
+        doc = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in row.items()}
+        recs.append(lm_record(i, float(scores[i])) | {"doc": doc})
+    order = np.random.default_rng(5).permutation(len(recs))
+    write_lm_eval_run(root, model, {"tinyWMDP_bio": [recs[i] for i in order]}, ts=TS)
+
+
+def test_your_own_tiny_benchmark_from_ingest_to_push(inputs, tmp_path, capsys):
+    tmp, logs, content, m = inputs
+    # 1. ingest: lm-eval outputs -> one score matrix
+    matrix = tmp_path / "wmdp_bio.parquet"
+    assert main(["ingest", str(logs), "--task", "wmdp_bio", "--out", str(matrix), "--progress", "none"]) == 0
+    # 2. build from the spec file
+    build = tmp_path / "build" / "tinyWMDP_bio"
+    assert main(["build", "--spec", str(SPEC), "--responses", str(matrix), "--content", f"test={content}",
+                 "--anchors", str(K), "--version", "1.0.0", "--repo-id", "tinyOrg/tinyWMDP_bio", "--out", str(build),
+                 "--quiet"]) == 0
+    man = read_manifest(build)
+    assert man["name"] == "tinyWMDP_bio" and man["spec"]["name"] == "tinyWMDP_bio"
+    rows = pd.read_parquet(build / "default" / "test-00000-of-00001.parquet")
+    est = TinyEstimator.load(build)
+    assert list(rows.columns) == ["item_id", "question", "choices", "answer", "input_formatted"]
+    assert rows["item_id"].tolist() == est.anchor_ids and len(rows) == K
+    j = int(rows["item_id"][0])
+    assert rows["input_formatted"][0] == (
+        "The following are multiple choice questions (with answers) about biology.\n"
+        f"{_question(j)}\nA. agent {j}-a\nB. agent {j}-b\nC. agent {j}-c\nD. agent {j}-d\nAnswer:")
+    card = (build / "README.md").read_text()
+    assert "license: mit" in card and "@article{li2024wmdp" in card and "--include_path" in card
+    assert (build / "lm_eval" / "tinyWMDP_bio.yaml").is_file()
+    # 3. a new model's lm-eval logs of the tiny task -> its estimate
+    y = (np.random.default_rng(2).random(K) < 0.5).astype(float)
+    _tiny_task_logs(tmp_path / "results", "org/new-model", rows, y)
+    out = tmp_path / "estimates.csv"
+    assert main(["estimate", str(build), str(tmp_path / "results"), "--out", str(out)]) == 0
+    got = pd.read_csv(out)
+    assert got["model"].tolist() == ["org/new-model"]
+    assert got["score"][0] == pytest.approx(est.estimate(y)["score"])
+    # 4. release it: a release config naming the spec, --push to the Hub; consumers at the tag
+    cfg = write_config(tmp_path / "release", f"""\
+        [release]
+        org = "tinyOrg"
+
+        [[benchmark]]
+        spec = "{SPEC}"
+        responses = "{matrix}"
+        content = {{ test = "{content}" }}
+        anchors = {K}
+        """)
+    rel = tmp_path / "rel"
+    with HubServer() as hub:
+        env = hub.client_env(tmp_path / "hf_home")
+        got = run_in_client(env, hub_clients.release_then_load,
+                            [["--config", str(cfg), "--version", "1.0.0", "--out", str(rel), "--push", "--quiet"]],
+                            "tinyOrg/tinyWMDP_bio", "v1.0.0").result
+        assert got["codes"] == [0]
+        assert hub.refs("tinyOrg/tinyWMDP_bio")["tags"].keys() == {"v1.0.0"}
+    # the release built the same folder as the CLI (same inputs and seed)
+    assert (rel / "tinyWMDP_bio" / "manifest.json").read_bytes() == (build / "manifest.json").read_bytes()
+    assert got["columns"] == ["item_id", "question", "choices", "answer", "input_formatted"]
+    assert [r["item_id"] for r in got["rows"]] == got["anchors"] == est.anchor_ids
+    assert "lm_eval/tinyWMDP_bio.yaml" in got["files"] and "manifest.json" in got["files"]
+    assert got["score"] == pytest.approx(est.estimate([1.0] * K)["score"])
+
+
+def test_a_spec_file_is_checked(tmp_path, capsys):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "tinyMMLU"\nlicense = "mit"\ncitation = "@misc{x, title={X}}"\n')
+    assert main(["build", "--spec", str(bad), "--responses", str(bad), "--out", str(tmp_path / "o")]) == 2
+    assert "'tinyMMLU' is a registered tiny benchmark" in capsys.readouterr().err
+    bad.write_text('name = "tinyX"\nlicense = "mit"\ncitation = "@misc{x, title={X}}"\nprompt = "{{ q "\n')
+    assert main(["build", "--spec", str(bad), "--responses", str(bad), "--out", str(tmp_path / "o")]) == 2
+    assert "prompt is not a valid jinja2 template" in capsys.readouterr().err
+    bad.write_text('name = "tinyX"\nlicense = "mit"\ncitation = "@misc{x, title={X}}"\nlicence = "mit"\n')
+    assert main(["build", "--spec", str(bad), "--responses", str(bad), "--out", str(tmp_path / "o")]) == 2
+    assert "unknown key(s) ['licence']" in capsys.readouterr().err
+    assert main(["build", "tinyMMLU", "--spec", str(SPEC), "--responses", str(bad), "--out", str(tmp_path / "o")]) == 2
+    assert "NAME or --spec FILE.toml (one of them)" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_spec_item_id_column_must_be_in_the_content(inputs, tmp_path, capsys):
+    tmp, _, content, m = inputs
+    matrix = tmp_path / "m.parquet"
+    m.write(matrix)
+    other = tmp_path / "c.parquet"
+    pd.read_parquet(content).rename(columns={"item_id": "id"}).to_parquet(other)
+    assert main(["build", "--spec", str(SPEC), "--responses", str(matrix), "--content", f"test={other}",
+                 "--out", str(tmp_path / "o"), "--quiet"]) == 2
+    assert "the content has no column 'item_id' (the spec's item_id_column)" in capsys.readouterr().err
+
+
+LM_EVAL_PYTHON = os.environ.get("TINYBENCH_LM_EVAL_PYTHON")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not LM_EVAL_PYTHON, reason="set TINYBENCH_LM_EVAL_PYTHON to a Python with lm-evaluation-harness")
+def test_lm_eval_runs_the_released_task_file(inputs, tmp_path):
+    """lm-eval itself (its dummy model) runs the task file of the release from the loopback Hub;
+    `estimate` reads its logs."""
+    tmp, _, content, m = inputs
+    matrix = tmp_path / "m.parquet"
+    m.write(matrix)
+    cfg = write_config(tmp_path / "release", f"""\
+        [release]
+        org = "tinyOrg"
+
+        [[benchmark]]
+        spec = "{SPEC}"
+        responses = "{matrix}"
+        content = {{ test = "{content}" }}
+        anchors = {K}
+        """)
+    rel = tmp_path / "rel"
+    with HubServer() as hub:
+        run_in_client(hub.client_env(tmp_path / "hf_home"), hub_clients.release_cli,
+                      [["--config", str(cfg), "--version", "1.0.0", "--out", str(rel), "--push", "--quiet"]],
+                      fake=False)
+        folder = rel / "tinyWMDP_bio"
+        proc = subprocess.run([LM_EVAL_PYTHON, "-m", "lm_eval", "--model", "dummy", "--include_path",
+                               str(folder / "lm_eval"), "--tasks", "tinyWMDP_bio", "--log_samples",
+                               "--output_path", str(tmp_path / "results")],
+                              env=hub.client_env(tmp_path / "hf_home2"), capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    [samples] = list((tmp_path / "results").rglob("samples_tinyWMDP_bio_*.jsonl"))
+    recs = [json.loads(line) for line in samples.read_text().splitlines()]
+    rows = pd.read_parquet(folder / "default" / "test-00000-of-00001.parquet")
+    assert sorted(r["arguments"]["gen_args_0"]["arg_0"] for r in recs) == sorted(rows["input_formatted"])
+    frame, _ = estimate_from_logs(folder, tmp_path / "results")
+    by_row = {r["doc"]["item_id"]: float(r["acc"]) for r in recs}
+    want = TinyEstimator.load(folder).estimate(by_row)
+    assert frame["score"][0] == pytest.approx(want["score"])
