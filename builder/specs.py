@@ -212,4 +212,6 @@ def load_spec_file(path: str | os.PathLike) -> BenchmarkSpec:
         raise SpecError(f"spec {path} is a folder, not a TOML file") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise SpecError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise SpecError(f"{path}: not a benchmark spec (nested too deeply)") from None
     return spec_from_mapping(data, str(path))

@@ -147,6 +147,24 @@ def test_release_refuses_a_target_it_did_not_write_before_building_or_the_networ
     assert _snapshot(out / "tinyAlpacaEval") == before
 
 
+def test_import_original_follows_the_same_rule(tmp_path, capsys):
+    """`import-original --out` refuses a folder it did not write (before reading the pickle) and
+    replaces its own."""
+    from helpers.original_release import write_original_pickle
+
+    pkl = tmp_path / "tinyBenchmarks.pkl"
+    write_original_pickle(pkl)
+    out = tmp_path / "out"
+    _user_folder(out)
+    assert main(["import-original", str(pkl), "--bench", "mmlu", "--out", str(out)]) == 2
+    assert "no manifest.json of ours" in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == ["thesis.tex"]
+    out2 = tmp_path / "out2"
+    for _ in range(2):
+        assert main(["import-original", str(pkl), "--bench", "mmlu", "--out", str(out2)]) == 0
+    assert layout.ownership_problem(out2) is None
+
+
 def test_our_folders_are_replaced_and_fit_and_build_agree(tmp_path, responses, monkeypatch):
     """An empty folder, a fit folder and a build folder (unchanged, with a file browser's
     .DS_Store) are replaced by either command; a folder written by one command is ours for both."""
