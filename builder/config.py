@@ -171,7 +171,8 @@ class BuildOptions:
         return k
 
     def repo_id_for(self, name: str) -> str:
-        return self.repo_id or f"tinyBenchmarks/{name}"
+        """The Hub repository shown in the card: ``repo_id``, else ``tinyBenchmarks/<name>``, checked."""
+        return check_repo_id(self.repo_id or f"tinyBenchmarks/{name}", "the repository id")
 
     def tag_for(self) -> str:
         return self.tag or f"v{self.version}"

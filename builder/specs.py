@@ -133,7 +133,7 @@ def spec_from_mapping(data: Mapping[str, Any], where: str = "spec") -> Benchmark
     if bad:
         raise SpecError(f"{where}: unknown key(s) {bad} (known: {sorted(_TOP_KEYS)})")
     name = _str(data, "name", where, required=True)
-    if not _NAME_RE.match(name):
+    if not _NAME_RE.fullmatch(name):  # fullmatch: "$" alone lets a trailing newline through
         raise SpecError(f"{where}: name must be letters, digits, _ . - (a Hub repository name), got {name!r}")
     if name in REGISTRY:
         raise SpecError(f"{where}: {name!r} is a registered tiny benchmark; build it by name, or rename the spec")

@@ -467,6 +467,17 @@ def test_org_names_the_hub_rejects_are_refused(org, tmp_path, capsys):
     assert not (tmp_path / "o").exists()
 
 
+def test_a_spec_name_the_hub_rejects_is_refused(tmp_path):
+    from builder.specs import SpecError, spec_from_mapping
+
+    base = {"pretty_name": "X", "license": "mit", "citation": "@misc{x}", "item_id_column": "item_id"}
+    for name in ("tinyX\n", "tiny X", "tiny..X/.."):
+        with pytest.raises(SpecError, match="name must be"):
+            spec_from_mapping({"name": name, **base}, "spec.toml")
+    with pytest.raises(BuildError, match="not a valid Hub repository id"):
+        BuildOptions().repo_id_for("tiny--X")
+
+
 def test_valid_repo_ids_pass():
     for ok in ("tinyBenchmarks/tinyMMLU", "a-b_c.d/x.y-z_1", "someone/tinyAlpacaEval"):
         assert check_repo_id(ok) == ok and BuildOptions(repo_id=ok).repo_id == ok
