@@ -42,20 +42,66 @@ exit status: 0 success; 1 build, validation or publishing failed; 2 bad argument
 See docs/RELEASE.md."""
 
 
+def int_range(low: int, high: int | None = None):
+    """An argparse type: an integer in [low, high]; the error names the option (argparse adds it)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            span = f"at least {low}" if high is None else f"from {low} to {high}"
+            raise argparse.ArgumentTypeError(f"must be an integer {span}, got {value}")
+        return value
+    parse.__name__ = "integer"
+    return parse
+
+
+def share(text: str) -> float:
+    """An argparse type: a number in [0, 1)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be a share in [0, 1), got {text}")
+    return value
+
+
+def binarize_threshold(text: str) -> str | float:
+    """``--binarize``: 'auto' or a threshold strictly between 0 and 1."""
+    if text == "auto":
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"takes 'auto' or a threshold number, got {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(
+            f"the threshold must lie strictly between 0 and 1 (a score >= it counts as 1), got {text}: "
+            "any other threshold makes every score 0 or every score 1")
+    return value
+
+
+SEED = int_range(0, 2**32 - 1)
+POSITIVE = int_range(1)
+
+
 def _design_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--design", choices=("stratified", "kmeans"), default="stratified",
                         help="anchor design: a stratified random sample along item easiness, whose estimate stays "
                              "unbiased for models unlike the training ones (default), or the original k-means "
                              "anchors with gp-IRT as the score")
-    parser.add_argument("--kmeans-seeds", type=int, default=10, metavar="N",
+    parser.add_argument("--kmeans-seeds", type=POSITIVE, default=10, metavar="N",
                         help="--design kmeans: k-means seeds tried; the best on the training models is kept (default 10)")
 
 
 def _cmd_fit(args: argparse.Namespace) -> int:
     from .fitting import fit_estimator, report_markdown
-    from .layout import write_fit_folder
+    from .layout import check_replaceable, write_fit_folder
     from .matrix import ResponseMatrix
 
+    check_replaceable(args.out)  # before the fit: only an empty folder or one we wrote is replaced
     matrix = ResponseMatrix.read(args.responses)
     print(f"read {matrix.shape[0]} models x {matrix.shape[1]} items from {args.responses}", file=sys.stderr)
     result = fit_estimator(
@@ -70,19 +116,19 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     return 0
 
 
-def _binarize_arg(value: str | None):
+def _binarize_arg(value: str | float | None):
     if value is None:
         return False
     if value == "auto":
         return True
-    try:
-        return float(value)
-    except ValueError:
-        raise ValueError(f"--binarize takes 'auto' or a threshold number, got {value!r}") from None
+    return float(value)
 
 
 def _cmd_estimate(args: argparse.Namespace) -> int:
-    from .estimate_io import estimate_table, write_estimates
+    from .estimate_io import check_output, estimate_table, write_estimates
+
+    if args.out:
+        check_output(args.out, args.dir, args.scores)  # never replace an input; a known format
 
     if Path(args.scores).is_dir():  # lm-evaluation-harness logs of the tiny task(s)
         from .harness_logs import estimate_from_logs
@@ -173,7 +219,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
         version = normalize_version(args.version)
         config = load_config(args.config).select(args.only)
         summary = run_release(config, version, out=args.out, push=args.push,
-                              previous="none" if args.no_previous else "auto", progress=not args.quiet)
+                              previous="none" if args.no_previous else "always" if args.fetch_previous else "auto", progress=not args.quiet)
     except ReleaseError as exc:
         if args.debug:
             raise
@@ -205,8 +251,13 @@ def add_release_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser
     p.add_argument("--push", action="store_true", help="publish to the Hub after building and validating")
     p.add_argument("--out", metavar="DIR", help="output folder (default: build/release-X.Y.Z); one sub-folder per benchmark")
     p.add_argument("--only", action="append", metavar="NAME", help="release only this benchmark of the config (repeatable)")
-    p.add_argument("--no-previous", action="store_true",
-                   help="do not fetch the previous release from the Hub (the card's changelog then has no comparison)")
+    prev = p.add_mutually_exclusive_group()
+    prev.add_argument("--fetch-previous", action="store_true",
+                      help="fetch the previous release from the Hub for the card's changelog even without --push "
+                           "(with --push it is fetched by default)")
+    prev.add_argument("--no-previous", action="store_true",
+                      help="with --push, do not fetch the previous release (the card's changelog then has no "
+                           "comparison)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     p.set_defaults(func=_cmd_release)
@@ -221,6 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    p.add_argument("--debug", action="store_true", help="show tracebacks instead of one-line errors")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     try:
@@ -245,15 +297,18 @@ def build_parser() -> argparse.ArgumentParser:
     pf.add_argument("responses", metavar="RESPONSES",
                     help="parquet or CSV score table: wide (one row per model, one column per item) "
                          "or long (columns model, item, score); values in [0, 1], empty = not evaluated")
-    pf.add_argument("--anchors", type=int, required=True, metavar="K", help="number of anchor items (e.g. 100)")
-    pf.add_argument("--out", required=True, metavar="DIR", help="output folder")
-    pf.add_argument("--seed", type=int, default=0, help="random seed (default 0); the fit is deterministic for a seed")
-    pf.add_argument("--dims", type=int, default=None, metavar="D",
+    pf.add_argument("--anchors", type=POSITIVE, required=True, metavar="K", help="number of anchor items (e.g. 100)")
+    pf.add_argument("--out", required=True, metavar="DIR",
+                    help="output folder; an existing one is replaced only if it is empty or was written by `fit` or "
+                         "`build` and holds nothing else (checked before the fit)")
+    pf.add_argument("--seed", type=SEED, default=0, help="random seed (default 0); the fit is deterministic for a seed")
+    pf.add_argument("--dims", type=POSITIVE, default=None, metavar="D",
                     help="IRT dimension (default: chosen from 1, 2, 3, 5 by validation)")
     _design_args(pf)
     pf.add_argument("--binarize", nargs="?", const="auto", default=None, metavar="THRESHOLD",
-                    help="binarise soft scores as the original did ('auto' = mean-preserving threshold); "
-                         "default: use soft scores as soft labels")
+                    type=binarize_threshold,
+                    help="binarise soft scores as the original did ('auto' = mean-preserving threshold, or a "
+                         "threshold strictly between 0 and 1); default: use soft scores as soft labels")
     pf.add_argument("--quiet", action="store_true", help="no progress bar")
     pf.set_defaults(func=_cmd_fit)
 
@@ -273,7 +328,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="harness logs: per-sample metric (default: acc_norm; exact_match for tinyGSM8k, acc for "
                          "tinyTruthfulQA)")
     pe.add_argument("--filter", default=None, metavar="NAME", help="harness logs: lm-eval filter (tinyGSM8k: strict-match)")
-    pe.add_argument("--out", metavar="FILE", help="write CSV (or JSON if FILE ends in .json) instead of a table on stdout")
+    pe.add_argument("--out", metavar="FILE",
+                    help="write the estimates to FILE instead of a table on stdout, in the format its name ends "
+                         "with: .csv, .tsv, .json (a list of records) or .parquet; never one of the inputs")
     pe.set_defaults(func=_cmd_estimate)
 
     pb = sub.add_parser(
@@ -296,9 +353,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="content of a split: local parquet/CSV/JSON in the upstream schema (an item_id column "
                          "matching the responses, or upstream row order) or hub:OWNER/NAME; CONFIG/SPLIT=... for "
                          "bundles; repeatable (default: the registry's upstream Hub dataset)")
-    pb.add_argument("--anchors", type=int, default=None, metavar="K", help="number of anchors (default: the registry's)")
-    pb.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    pb.add_argument("--out", required=True, metavar="DIR", help="output folder (replaced if it holds an earlier build)")
+    pb.add_argument("--anchors", type=POSITIVE, default=None, metavar="K", help="number of anchors (default: the registry's)")
+    pb.add_argument("--seed", type=SEED, default=0, help="random seed (default 0)")
+    pb.add_argument("--out", required=True, metavar="DIR",
+                    help="output folder; an existing one is replaced only if it is empty or was written by `fit` or "
+                         "`build` and holds nothing else (checked before the fit)")
     pb.add_argument("--version", default="0.0.0", help="dataset version for the manifest and card (default 0.0.0)")
     pb.add_argument("--previous", default=None, metavar="DIR", help="folder of the previous version (card changelog)")
     pb.add_argument("--repo-id", default=None, metavar="OWNER/NAME",
@@ -306,7 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
     pb.add_argument("--item-order", choices=("upstream", "harness_v1"), default="upstream",
                     help="how response item ids index the content rows: upstream row ids (default) or row positions "
                          "in the v0.3 harness evaluation order (Open LLM Leaderboard v1 details)")
-    pb.add_argument("--dims", type=int, default=None, metavar="D", help="IRT dimension (default: chosen by validation)")
+    pb.add_argument("--dims", type=POSITIVE, default=None, metavar="D", help="IRT dimension (default: chosen by validation)")
     _design_args(pb)
     pb.add_argument("--quiet", action="store_true", help="no progress bar")
     pb.set_defaults(func=_cmd_build)
@@ -334,15 +393,35 @@ def build_parser() -> argparse.ArgumentParser:
     ))
 
     ps = sub.add_parser("simulate", help="write a score matrix simulated from a known IRT model (demos, tests)")
-    ps.add_argument("--models", type=int, default=80)
-    ps.add_argument("--items", type=int, default=2000)
-    ps.add_argument("--dims", type=int, default=2)
-    ps.add_argument("--seed", type=int, default=0)
-    ps.add_argument("--missing", type=float, default=0.0, help="share of entries left unevaluated (NaN)")
-    ps.add_argument("--subscenarios", type=int, default=0, help="split items into this many subscenarios")
-    ps.add_argument("--out", required=True, metavar="FILE")
+    ps.add_argument("--models", type=int_range(2), default=80, help="number of models (default 80)")
+    ps.add_argument("--items", type=POSITIVE, default=2000, help="number of items (default 2000)")
+    ps.add_argument("--dims", type=POSITIVE, default=2, help="IRT dimension of the simulation (default 2)")
+    ps.add_argument("--seed", type=SEED, default=0, help="random seed (default 0)")
+    ps.add_argument("--missing", type=share, default=0.0, help="share of entries left unevaluated (NaN), in [0, 1)")
+    ps.add_argument("--subscenarios", type=int_range(0), default=0, help="split items into this many subscenarios")
+    ps.add_argument("--out", required=True, metavar="FILE", help="score table to write (.parquet or .csv)")
     ps.set_defaults(func=_cmd_simulate)
     return p
+
+
+def _one_line(exc: BaseException, limit: int = 600) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _stdout_closed() -> int:
+    """The reader of our output went away (``estimate ... | head``): stop quietly, as ``cat`` does.
+
+    stdout is pointed at /dev/null so that Python's final flush does not complain again.
+    """
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return 141  # 128 + SIGPIPE, what a shell reports for a command stopped by a closed pipe
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -351,14 +430,36 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    debug = getattr(args, "debug", False)
     try:
         return int(args.func(args) or 0)
-    except (ValueError, FileNotFoundError, NotADirectoryError, IsADirectoryError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    except BrokenPipeError:
+        return _stdout_closed()
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except (ValueError, OSError) as exc:  # bad input, missing or unwritable files: one line, no traceback
+        if debug:
+            raise
+        print(f"error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except RecursionError:
+        if debug:
+            raise
+        print("error: an input is nested too deeply to be read (a JSON or pickle file of thousands of levels?)",
+              file=sys.stderr)
+        return 2
+    except MemoryError:
+        if debug:
+            raise
+        print("error: out of memory", file=sys.stderr)
+        return 1
+    except Exception as exc:  # a bug or an unexpected library error: still one line
+        if debug:
+            raise
+        print(f"error: unexpected {type(exc).__name__}: {_one_line(exc)} (run with --debug for the traceback)",
+              file=sys.stderr)
+        return 1
 
 
 def release_main(argv: list[str] | None = None) -> int:

@@ -287,8 +287,16 @@ def changelog_markdown(ch: dict, max_ids: int = 20) -> str:
 def _environment(templates: Path):
     import jinja2
 
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)), undefined=jinja2.StrictUndefined,
-                              keep_trailing_newline=True, autoescape=False)
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)), undefined=jinja2.StrictUndefined,
+                             keep_trailing_newline=True, autoescape=False)
+    env.filters["py"] = python_string
+    return env
+
+
+def python_string(value: Any) -> str:
+    """``value`` as a Python string literal (double quotes): what the card's example code pastes
+    a repository id, tag or config name as, so no value can end the string and inject code."""
+    return json.dumps(str(value))  # a JSON string is a Python literal of the same text
 
 
 def _full_split_note(sc: ConfigSpec, splits: dict) -> str:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
 
-__all__ = ["BuildError", "FitOptions", "BuildOptions", "ITEM_ORDERS"]
+__all__ = ["BuildError", "FitOptions", "BuildOptions", "ITEM_ORDERS", "check_repo_id", "check_binarize"]
 
 #: how response item ids index the content rows (:func:`builder.content.remap_item_order`)
 ITEM_ORDERS = ("upstream", "harness_v1")
@@ -30,6 +30,35 @@ _VERSION_RE = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]*")
 
 class BuildError(ValueError):
     """Inputs or settings that cannot make a tiny dataset (mismatched ids, missing columns...)."""
+
+
+def check_repo_id(repo_id: Any, what: str = "repo_id") -> str:
+    """``repo_id`` if the Hub accepts it as a dataset repository ``owner/name``, else BuildError.
+
+    Checked with huggingface_hub's own validator (``validate_repo_id``: characters, length, no
+    ``--`` or ``..``, no trailing ``.git``...), plus the owner part a dataset repository needs.
+    """
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    if not isinstance(repo_id, str):
+        raise BuildError(f"{what} must be text like owner/name, got {type(repo_id).__name__}")
+    try:
+        validate_repo_id(repo_id)
+    except HFValidationError as exc:
+        raise BuildError(f"{what} {repo_id!r} is not a valid Hub repository id: {str(exc).split(': ')[0]}") from None
+    if repo_id.count("/") != 1:
+        raise BuildError(f"{what} {repo_id!r} must be owner/name")
+    return repo_id
+
+
+def check_binarize(value: Any) -> bool | float:
+    """``binarize``: False (soft scores), True (the mean-preserving threshold) or a threshold
+    strictly between 0 and 1 (any other number makes every score 0, or every score 1)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)) and 0.0 < float(value) < 1.0:
+        return float(value)
+    raise BuildError(f"binarize must be true/false or a threshold strictly between 0 and 1, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -54,6 +83,7 @@ class FitOptions:
     def __post_init__(self) -> None:
         if self.irt_params is not None:
             object.__setattr__(self, "irt_params", MappingProxyType(dict(self.irt_params)))
+        check_binarize(self.binarize)
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
@@ -126,6 +156,12 @@ class BuildOptions:
             raise BuildError(f"item_order must be one of {ITEM_ORDERS}, got {self.item_order!r}")
         if not isinstance(self.fit, FitOptions):
             raise BuildError(f"fit must be a FitOptions (builder.config), got {type(self.fit).__name__}")
+        if self.repo_id is not None:
+            check_repo_id(self.repo_id, "repo_id")
+        if self.tag is not None and not _VERSION_RE.fullmatch(str(self.tag)):
+            raise BuildError(f"tag must look like v1.2.0, got {self.tag!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed < 2**32:
+            raise BuildError(f"seed must be an integer from 0 to 2**32 - 1, got {self.seed!r}")
 
     def anchors_for(self, default: int) -> int:
         """Anchors per config: the option, else ``default`` (the benchmark's)."""
@@ -135,7 +171,8 @@ class BuildOptions:
         return k
 
     def repo_id_for(self, name: str) -> str:
-        return self.repo_id or f"tinyBenchmarks/{name}"
+        """The Hub repository shown in the card: ``repo_id``, else ``tinyBenchmarks/<name>``, checked."""
+        return check_repo_id(self.repo_id or f"tinyBenchmarks/{name}", "the repository id")
 
     def tag_for(self) -> str:
         return self.tag or f"v{self.version}"

@@ -34,7 +34,7 @@ from .responses import ConfigItems
 __all__ = [
     "INPUT_COLUMN", "IDS_ONLY", "ID_COLUMNS", "ContentTable", "parse_content_args", "content_value", "local_tiny_content", "config_splits",
     "fewshot_split", "content_item_ids", "source_content", "load_content", "remap_item_order", "check_item_text",
-    "match_content",
+    "match_content", "check_hub_dataset",
 ]
 
 INPUT_COLUMN = "input_formatted"
@@ -98,6 +98,9 @@ def _read_local_table(path: Path, id_column: str = "item_id") -> pa.Table:
         if name.endswith((".parquet", ".pq")):
             return pq.read_table(path)
         if name.endswith((".csv", ".csv.gz", ".tsv")):
+            from .csv_table import check_csv_shape
+
+            check_csv_shape(path, sep="\t" if name.endswith(".tsv") else ",")  # no trailing commas, duplicate names
             df = pd.read_csv(path, sep="\t" if name.endswith(".tsv") else ",", dtype={id_column: str},
                              keep_default_na=False)
             return pa.Table.from_pandas(df, preserve_index=False)
@@ -110,16 +113,54 @@ def _read_local_table(path: Path, id_column: str = "item_id") -> pa.Table:
             if isinstance(data, dict):  # column -> values
                 return pa.table(data)
             return pa.Table.from_pylist(data)
+    except RecursionError:
+        raise BuildError(f"{path}: cannot read content: the JSON is nested too deeply") from None
     except (OSError, ValueError, pa.ArrowException) as exc:
-        raise BuildError(f"{path}: cannot read content: {exc}") from exc
+        msg = str(exc)
+        raise BuildError(msg if msg.startswith(str(path)) else f"{path}: cannot read content: {msg}") from exc
     raise BuildError(f"{path}: unknown content format (use parquet, CSV, JSON or JSON lines)")
 
 
-def _load_hub(dataset_id: str, config: str | None, split: str) -> pa.Table:
+def check_hub_dataset(dataset_id: str, what: str, timeout: float = 10.0) -> None:
+    """Fail fast (BuildError) when the Hub dataset ``dataset_id`` cannot be had: the Hub does not
+    answer (offline: ``datasets`` would retry for half a minute, then raise a traceback) or has no
+    such dataset. With ``HF_HUB_OFFLINE`` set nothing is asked (the cache is used)."""
+    import os
+
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
+        return
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import GatedRepoError, HfHubHTTPError, RepositoryNotFoundError
+
+    try:
+        HfApi().dataset_info(dataset_id, timeout=timeout)
+    except GatedRepoError:
+        return  # load_dataset says what access it needs
+    except RepositoryNotFoundError:
+        raise BuildError(f"{what}: the Hub has no dataset {dataset_id!r} (or it is private); pass a local copy "
+                         "with --content SPLIT=PATH") from None
+    except HfHubHTTPError as exc:
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+        if status in (401, 403):
+            return
+        raise BuildError(f"{what} comes from the Hub dataset {dataset_id!r}, and the Hub answered HTTP {status}; "
+                         "retry later, or pass a local copy with --content SPLIT=PATH") from None
+    except Exception as exc:  # noqa: BLE001 - no network, DNS, proxy, timeout
+        raise BuildError(
+            f"{what} comes from the Hub dataset {dataset_id!r}, and the Hub cannot be reached "
+            f"({type(exc).__name__}); pass a local copy with --content SPLIT=PATH (parquet, CSV, JSON or a saved "
+            "dataset folder), or set HF_HUB_OFFLINE=1 to use a copy in the Hugging Face cache") from None
+
+
+def _load_hub(dataset_id: str, config: str | None, split: str, what: str = "content") -> pa.Table:
     """An upstream Hub dataset split (``datasets.load_dataset``; needs the network or a cache)."""
     import datasets
 
-    ds = datasets.load_dataset(dataset_id, config, split=split)
+    try:
+        ds = datasets.load_dataset(dataset_id, config, split=split)
+    except (OSError, ValueError, FileNotFoundError) as exc:  # ConnectionError is an OSError
+        raise BuildError(f"{what}: cannot load {dataset_id!r} ({config or 'default'}, split {split!r}): "
+                         f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from None
     table = ds.with_format("arrow")[:]
     return table.replace_schema_metadata(ds.features.arrow_schema.metadata)
 
@@ -132,13 +173,16 @@ def _one_content(value: str | None, config: ConfigSpec, split: str) -> tuple[pa.
         value = f"hub:{config.upstream}"
     if value.startswith("hub:"):
         ds_id, upstream_split = value[4:], config.upstream_splits.get(split, split)
-        table = _load_hub(ds_id, config.upstream_config, upstream_split)
+        what = f"the content of config {config.name!r} split {split!r}"
+        check_hub_dataset(ds_id, what)
+        table = _load_hub(ds_id, config.upstream_config, upstream_split, what)
         return table, {"kind": "hub", "id": ds_id, "config": config.upstream_config, "split": upstream_split}
     path = Path(value)
     if path.is_file():
         return _read_local_table(path, config.item_id_column), input_record(path)
     if path.is_dir():  # a local dataset folder (saved Hub repo)
-        table = _load_hub(str(path), config.upstream_config, config.upstream_splits.get(split, split))
+        table = _load_hub(str(path), config.upstream_config, config.upstream_splits.get(split, split),
+                          f"content folder {path}")
         return table, input_record(path)
     if re.fullmatch(r"[\w.-]+/[\w.-]+", value) and not value.lower().endswith((".parquet", ".csv", ".json", ".jsonl")):
         return _one_content(f"hub:{value}", config, split)

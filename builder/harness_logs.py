@@ -33,10 +33,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .estimate_io import one_blas_thread
 from .estimator import TinyEstimator
 from .layout import config_anchor_ids, estimator_folder, is_dataset_folder, read_manifest
 from .sources import SourceError
-from .sources._common import iter_records, read_json, walk_files
+from .sources._common import doc_index, iter_records, read_json, walk_files
 from .sources.lm_eval import (
     _is_results, _results_ts, model_name_from_folder, model_name_from_results, norm_ts, read_samples_file,
     split_samples_name,
@@ -216,8 +217,8 @@ def _docs(path: Path) -> dict[int, Any]:
     docs: dict[int, Any] = {}
     for _, rec in iter_records(path):
         try:
-            doc_id = int(rec.get("doc_id"))
-        except (TypeError, ValueError):
+            doc_id = doc_index(rec.get("doc_id"))
+        except ValueError:
             continue  # read_samples_file reports it
         if doc_id not in docs:
             docs[doc_id] = rec.get("doc")
@@ -323,7 +324,8 @@ def estimate_from_logs(folder: str | os.PathLike, logs: str | os.PathLike, task:
         keep = ~np.isnan(Y).all(axis=1)
         if not keep.any():
             continue
-        results = est.estimate(Y[keep])
+        with one_blas_thread():
+            results = est.estimate(Y[keep])
         rows = []
         for model, r in zip([m for m, k in zip(got.models, keep) if k], results):
             row = {"model": model, **{k: r[k] for k in COLUMNS[1:]}}

@@ -466,6 +466,8 @@ def read_hub_models(path: str | Path) -> list[str]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise SourceError(f"{path}: cannot read the model list: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError:
+        raise SourceError(f"{path}: the model list is not UTF-8 text (one model id per line)") from None
     models = []
     for line in text.splitlines():
         line = line.split("#", 1)[0].strip()
@@ -489,6 +491,7 @@ def run_ingest(args: argparse.Namespace) -> int:
     workers = getattr(args, "workers", None)
     scheduler = getattr(args, "scheduler", None)
     try:
+        check_outputs(out, getattr(args, "items_out", None), args.sources)
         for flag, value in (("--workers", workers), ("--jobs", getattr(args, "jobs", None))):
             if value is not None and value < 1:
                 raise SourceError(f"{flag} must be at least 1, got {value}")
@@ -533,6 +536,29 @@ def run_ingest(args: argparse.Namespace) -> int:
     return 0
 
 
+def check_outputs(out: Path, items_out: str | Path | None, sources: Sequence[str | Path]) -> None:
+    """Refuse outputs that are folders, of an unknown type, or would replace a SOURCE (before any reading)."""
+    from .files import same_file
+    from .matrix import table_format
+
+    outs = [("--out", Path(out))] + ([("--items-out", Path(items_out))] if items_out else [])
+    for flag, path in outs:
+        if path.is_dir():
+            raise SourceError(f"{flag} {path} is a folder; give a file name such as {path / 'scores.parquet'}")
+        try:
+            kind = table_format(path)
+        except MatrixFormatError:
+            kind = None
+        if kind is None or (flag == "--items-out" and kind != "parquet"):
+            raise SourceError(f"{flag} {path}: give a .parquet{' (or .csv)' if flag == '--out' else ''} file name")
+        for src in sources:
+            if Path(src).is_file() and same_file(path, src):
+                raise SourceError(f"{flag} {path} is also a SOURCE; writing it would replace that input: "
+                                  "choose another file name")
+    if items_out and same_file(out, items_out):
+        raise SourceError("--out and --items-out name the same file")
+
+
 def write_failures(failures: Sequence[UnitFailure], out: Path) -> Path:
     """``<out stem>.failed.txt``: ``model<TAB>source<TAB>error`` per failed unit (a valid --hub-models file)."""
     path = out.with_name(out.stem + ".failed.txt")
@@ -564,16 +590,11 @@ def write_item_info(info: pd.DataFrame, path: str | Path) -> Path:
                 lambda v: json.dumps(v.tolist() if isinstance(v, np.ndarray) else v, ensure_ascii=False)
                 if isinstance(v, (list, dict, tuple, np.ndarray)) else v
             )
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
+    from .files import atomic_output
+
+    with atomic_output(path) as tmp:
         frame.to_parquet(tmp)
-        tmp.replace(path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    return path
+    return Path(path)
 
 
 def format_summary(matrix: ResponseMatrix, out: Path | None = None, max_list: int = 10,

@@ -16,11 +16,15 @@ This module knows the names, writes and reads the manifest (written once, last, 
 hashes of every other file), verifies a folder against it, lists a folder's files (hidden files,
 a name starting with ``.``, are never listed, hashed or published), hashes files and inputs,
 writes JSON and parquet with the fixed settings that make builds byte-identical, and replaces a
-folder atomically, but only a folder it can prove it wrote: empty, or holding a manifest of
-this format (``"format": "tinybenchmarks-dataset"``).
+folder atomically, but only a folder it can prove it wrote (:func:`ownership_problem`): empty,
+or holding a manifest of ours (``"format": "tinybenchmarks-dataset"`` or
+``"tinybenchmarks-fit"``) and nothing but the files that manifest lists, unchanged. A folder
+with any other file (a user's notes, a ``.git`` folder, an edited card, a symbolic link) or a
+manifest that merely looks like ours is never replaced.
 
 ``builder fit`` writes a smaller folder (side files, ``estimator.py``, ``validation.json`` and
-``validation.md``; no manifest): :func:`write_fit_folder`.
+``validation.md``, and a manifest of format ``"tinybenchmarks-fit"`` listing them):
+:func:`write_fit_folder`; it is replaced under the same rule.
 
 ``estimator.py`` keeps its own minimal reader of the manifest and side files (it is shipped
 alone); a test keeps the two in agreement.
@@ -42,8 +46,15 @@ import numpy as np
 
 from . import estimator as _estimator
 from .config import BuildError
+from .files import atomic_output
 
 DATASET_FORMAT = "tinybenchmarks-dataset"
+#: the manifest format of a ``builder fit`` folder
+FIT_FORMAT = "tinybenchmarks-fit"
+#: manifests this project writes: a folder holding one (and only its files) may be replaced
+OWN_FORMATS = (DATASET_FORMAT, FIT_FORMAT)
+#: files that file browsers add to any folder they show: never a reason to keep a folder
+OS_METADATA = frozenset({".DS_Store", "Thumbs.db", "desktop.ini"})
 MANIFEST_SCHEMA_VERSION = 1
 MANIFEST_NAME = "manifest.json"
 CARD_NAME = "README.md"
@@ -59,13 +70,13 @@ ESTIMATOR_FILES = (ESTIMATOR_JSON, ESTIMATOR_NPZ)
 HARNESS_DIR = "lm_eval"
 
 __all__ = [
-    "DATASET_FORMAT", "MANIFEST_SCHEMA_VERSION", "MANIFEST_NAME", "CARD_NAME", "VALIDATION_NAME", "PLOT_NAME",
-    "ESTIMATOR_CODE", "ESTIMATOR_JSON", "ESTIMATOR_NPZ", "ESTIMATOR_FILES", "HARNESS_DIR",
+    "DATASET_FORMAT", "FIT_FORMAT", "OWN_FORMATS", "MANIFEST_SCHEMA_VERSION", "MANIFEST_NAME", "CARD_NAME",
+    "VALIDATION_NAME", "PLOT_NAME", "ESTIMATOR_CODE", "ESTIMATOR_JSON", "ESTIMATOR_NPZ", "ESTIMATOR_FILES", "HARNESS_DIR",
     "data_path", "estimator_folder", "file_sha256", "FileDigest", "file_digest", "input_record", "matrix_record",
     "is_hidden",
     "listed_files", "to_jsonable", "write_json", "write_parquet", "copy_estimator_code", "atomic_write_text",
     "write_manifest", "read_manifest", "verify_manifest", "refresh_manifest", "is_dataset_folder",
-    "config_anchor_ids", "load_estimators", "tiny_split_frame", "check_replaceable", "replace_folder", "staging",
+    "config_anchor_ids", "load_estimators", "tiny_split_frame", "ownership_problem", "check_replaceable", "replace_folder", "staging",
     "write_fit_folder",
 ]
 
@@ -200,15 +211,9 @@ def copy_estimator_code(folder: str | os.PathLike) -> Path:
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     """Write ``path`` through a temporary sibling and a rename: readers see the old or the new file."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
+    with atomic_output(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    return path
+    return Path(path)
 
 
 # ============================================================================ manifest
@@ -236,11 +241,16 @@ def read_manifest(folder: str | os.PathLike) -> dict:
         raise FileNotFoundError(f"{p} not found: is {folder} a tiny dataset folder (built by `builder build`)?")
     try:
         manifest = json.loads(p.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{p}: not valid JSON ({exc})") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise ValueError(f"{p}: not valid JSON ({str(exc)[:200]})") from exc
     fmt = manifest.get("format") if isinstance(manifest, dict) else None
+    if fmt == FIT_FORMAT:
+        raise ValueError(f"{folder} was written by `builder fit` (side files only), not a tiny dataset folder "
+                         "(built by `builder build`)")
     if fmt != DATASET_FORMAT:
-        raise ValueError(f"{p}: not a tiny dataset manifest (format={fmt!r})")
+        raise ValueError(f"{p}: not a tiny dataset manifest (format={fmt!r:.60})")
+    if not isinstance(manifest.get("configs", {}), dict):
+        raise ValueError(f"{p}: field 'configs' must be an object")
     return manifest
 
 
@@ -323,16 +333,81 @@ def tiny_split_frame(folder: str | os.PathLike, config: str | None = None):
 
 
 # ============================================================================ replacing a folder
+def _entries(folder: Path) -> tuple[list[str], list[str]]:
+    """(files, symbolic links) under ``folder``, relative POSIX paths, hidden ones included."""
+    files, links = [], []
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        base = Path(dirpath)
+        for name in dirnames + filenames:
+            p = base / name
+            rel = p.relative_to(folder).as_posix()
+            if p.is_symlink():
+                links.append(rel)
+            elif name in filenames:
+                files.append(rel)
+    return sorted(files), sorted(links)
+
+
+def ownership_problem(folder: str | os.PathLike) -> str | None:
+    """Why ``folder`` cannot be proved to be ours, or None when it can.
+
+    Ours: it holds a manifest of one of :data:`OWN_FORMATS` whose ``files`` table lists every
+    other file of the folder (hidden ones included; file-browser metadata such as ``.DS_Store``
+    excepted) with its sha256, every one unchanged, and no symbolic link. A listed file that is
+    gone is no reason to keep the folder.
+    """
+    folder = Path(folder)
+    p = folder / MANIFEST_NAME
+    if not p.is_file() or p.is_symlink():
+        return f"no {MANIFEST_NAME} of ours"
+    try:
+        manifest = json.loads(p.read_bytes())
+    except (ValueError, RecursionError):
+        return f"its {MANIFEST_NAME} is not valid JSON"
+    fmt = manifest.get("format") if isinstance(manifest, dict) else None
+    if fmt not in OWN_FORMATS:
+        return f"its {MANIFEST_NAME} is not one of ours (format={fmt!r:.60})"
+    listed = manifest.get("files")
+    if not isinstance(listed, dict) or not listed or not all(
+            isinstance(m, dict) and isinstance(m.get("sha256"), str) for m in listed.values()):
+        return f"its {MANIFEST_NAME} has no table of the files it wrote"
+    files, links = _entries(folder)
+    if links:
+        return f"it holds symbolic link(s) we never write: {', '.join(links[:3])}"
+    unlisted = [rel for rel in files if rel != MANIFEST_NAME and rel not in listed
+                and rel.rsplit("/", 1)[-1] not in OS_METADATA]
+    if unlisted:
+        more = f" and {len(unlisted) - 3} more" if len(unlisted) > 3 else ""
+        return f"it holds file(s) this tool did not write: {', '.join(unlisted[:3])}{more}"
+    for rel in files:
+        if rel in listed and file_sha256(folder / rel) != listed[rel]["sha256"]:
+            return f"{rel} was changed after it was written"
+    return None
+
+
 def check_replaceable(out: str | os.PathLike) -> None:
-    """Refuse (:class:`BuildError`) to replace ``out`` unless it is absent, empty or a folder we wrote."""
+    """Refuse to replace ``out`` unless it is absent, empty or provably ours (:func:`ownership_problem`).
+
+    Raises :class:`NotADirectoryError` for a file and :class:`BuildError` (naming the reason)
+    otherwise. Cheap enough to call before any slow work: it hashes the folder's files.
+    """
     out = Path(out)
+    if out.is_symlink():
+        raise BuildError(f"{out} is a symbolic link; refusing to replace it: give the folder itself or a new name")
+    cwd = Path.cwd().resolve()
+    if out.resolve() == cwd or out.resolve() in cwd.parents:
+        raise BuildError(f"{out} is the current folder or contains it; refusing to replace it: give a new output "
+                         "folder")
     if not out.exists():
         return
     if not out.is_dir():
-        raise NotADirectoryError(f"{out} exists and is not a folder")
-    if any(out.iterdir()) and not is_dataset_folder(out):
-        raise BuildError(f"{out} exists and is not a tiny-benchmark build folder (no {MANIFEST_NAME} of ours); "
-                         "refusing to overwrite it")
+        raise NotADirectoryError(f"{out} exists and is a file, not a folder: give a folder name")
+    if not any(out.iterdir()):
+        return
+    problem = ownership_problem(out)
+    if problem:
+        raise BuildError(f"{out} exists and is not a tiny-benchmark build folder written by this tool ({problem}); "
+                         "refusing to overwrite it: move it away or choose another output folder")
 
 
 def replace_folder(new: str | os.PathLike, out: str | os.PathLike) -> Path:
@@ -367,8 +442,8 @@ def staging(out: str | os.PathLike) -> Iterator[Path]:
     ``out`` is checked first (absent, empty or ours); on an error nothing changes and the
     temporary folder is removed.
     """
-    out = Path(out)
     check_replaceable(out)
+    out = Path(os.path.abspath(out))  # a real parent for the temporary sibling, whatever the spelling
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.parent / f".{out.name}.building-{os.getpid()}"
     if tmp.exists():
@@ -385,11 +460,15 @@ def staging(out: str | os.PathLike) -> Iterator[Path]:
 # ============================================================================ `builder fit` folders
 def write_fit_folder(out: str | os.PathLike, est: "_estimator.TinyEstimator", report: dict,
                      report_md: str) -> Path:
-    """The folder of ``builder fit``: side files, ``estimator.py``, ``validation.json`` and ``.md``."""
+    """The folder of ``builder fit``: side files, ``estimator.py``, ``validation.json`` and ``.md``,
+    and a manifest (:data:`FIT_FORMAT`) listing them; written aside and swapped in atomically
+    (:func:`staging`: an existing ``out`` must be empty or provably ours)."""
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    est.save(out)
-    copy_estimator_code(out)
-    (out / VALIDATION_NAME).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
-    (out / VALIDATION_MD_NAME).write_text(report_md, encoding="utf-8")
+    with staging(out) as tmp:
+        est.save(tmp)
+        copy_estimator_code(tmp)
+        (tmp / VALIDATION_NAME).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+        (tmp / VALIDATION_MD_NAME).write_text(report_md, encoding="utf-8")
+        write_manifest(tmp, {"format": FIT_FORMAT, "schema_version": MANIFEST_SCHEMA_VERSION,
+                             "written_by": "builder fit"})
     return out

@@ -15,7 +15,6 @@ benchmark with subscenarios (``abstract_algebra.12``); see :func:`subscenario_of
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -56,7 +55,11 @@ class ResponseMatrix:
     notes: list[str] = field(default_factory=list)  # reader warnings, e.g. partial runs
 
     def __post_init__(self) -> None:
+        if np.iscomplexobj(self.scores):
+            raise MatrixFormatError("scores are complex numbers; scores are real numbers in [0, 1]")
         self.scores = np.asarray(self.scores, dtype=np.float64)
+        _check_names(self.models, "scores", "model name", "row")
+        _check_names(self.items, "scores", "item id", "column")
         self.models = [str(m) for m in self.models]
         self.items = [str(i) for i in self.items]
         if self.scores.ndim != 2:
@@ -163,15 +166,19 @@ class ResponseMatrix:
         return df
 
     @classmethod
-    def from_frame(cls, df: pd.DataFrame, source: str = "table") -> "ResponseMatrix":
-        """Build from a wide or long frame (layout detected from the columns)."""
+    def from_frame(cls, df: pd.DataFrame, source: str = "table", allow_no_items: bool = False) -> "ResponseMatrix":
+        """Build from a wide or long frame (layout detected from the columns).
+
+        ``allow_no_items``: a wide frame without item columns gives a matrix of no items
+        (a table read for columns it does not have) instead of an error.
+        """
         cols = [str(c) for c in df.columns]
         if set(LONG_COLUMNS).issubset(cols) and len(cols) <= 4:
             return cls._from_long(df, source)
-        return cls._from_wide(df, source)
+        return cls._from_wide(df, source, allow_no_items)
 
     @classmethod
-    def _from_wide(cls, df: pd.DataFrame, source: str) -> "ResponseMatrix":
+    def _from_wide(cls, df: pd.DataFrame, source: str, allow_no_items: bool = False) -> "ResponseMatrix":
         df = df.copy()
         df.columns = [str(c) for c in df.columns]
         if "model" in df.columns:
@@ -181,15 +188,18 @@ class ResponseMatrix:
                 f"{source}: a wide table needs the model names as its index or in a first column "
                 "'model' (or use the long layout with columns model, item, score)"
             )
-        if df.shape[1] == 0:
+        if df.shape[1] == 0 and not allow_no_items:
             raise MatrixFormatError(f"{source}: no item columns")
+        _check_names(df.index, source, "model name", "row")
+        _check_names(df.columns, source, "item id", "column")
         values = _to_float(df, source)
         return cls(values, [str(m) for m in df.index], list(df.columns))
 
     @classmethod
     def _from_long(cls, df: pd.DataFrame, source: str) -> "ResponseMatrix":
         df = df.rename(columns=str)
-        if df[["model", "item"]].isna().any().any():
+        if df[["model", "item"]].isna().any().any() or (df[["model", "item"]].astype(str).apply(
+                lambda c: c.str.strip()) == "").any().any():
             raise MatrixFormatError(f"{source}: empty model or item name in the long table")
         df = df.assign(model=df["model"].astype(str), item=df["item"].astype(str))
         dup = df.duplicated(["model", "item"], keep=False)
@@ -220,45 +230,52 @@ class ResponseMatrix:
         path = Path(path)
         if not path.exists():
             raise FileNotFoundError(f"no such file: {path}")
+        if path.is_dir():
+            raise MatrixFormatError(f"{path} is a folder; give a score table file (.parquet or .csv)")
         name = path.name.lower()
         try:
             if name.endswith((".parquet", ".pq")):
                 df = _read_parquet(path, columns)
             elif name.endswith((".csv", ".csv.gz", ".tsv", ".txt")):
-                sep = "\t" if name.endswith(".tsv") else ","
-                # the exact float that was written: pandas < 3's default parser may be off by
-                # one ulp, which would make a CSV fit differ from the parquet one
-                exact = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
-                df = pd.read_csv(path, sep=sep, dtype={"model": str, "item": str}, **exact)
-                if df.columns[0] != "model" and str(df.columns[0]).startswith("Unnamed"):
-                    df = df.rename(columns={df.columns[0]: "model"})
-                if "model" in df.columns:
-                    df["model"] = df["model"].astype(str)
+                from .csv_table import read_score_csv
+
+                df = read_score_csv(path, sep="\t" if name.endswith(".tsv") else ",", columns=columns,
+                                    long_columns=LONG_COLUMNS)
             else:
                 raise MatrixFormatError(f"{path}: unknown table format (use .parquet or .csv)")
         except MatrixFormatError:
             raise
+        except ValueError as exc:  # CsvFormatError: the message names the file already
+            raise MatrixFormatError(str(exc) if str(path) in str(exc) else f"{path}: {exc}") from exc
         except Exception as exc:  # pyarrow/pandas errors: name the file, hide the traceback
-            raise MatrixFormatError(f"{path}: cannot read table: {exc}") from exc
-        return cls.from_frame(df, source=str(path))
+            raise MatrixFormatError(f"{path}: cannot read table: {_one_line(exc)}") from exc
+        return cls.from_frame(df, source=str(path), allow_no_items=columns is not None)
 
     def write(self, path: str | os.PathLike) -> Path:
-        """Write the wide table atomically (parquet, or CSV by extension)."""
+        """Write the wide table atomically (parquet, or CSV by extension); the file gets the
+        permissions of the user's umask."""
+        from .files import atomic_output
+
         path = Path(path)
+        kind = table_format(path)
         frame = self.to_frame()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        os.close(fd)
-        try:
-            if path.name.lower().endswith(".csv"):
+        with atomic_output(path) as tmp:
+            if kind == "csv":
                 frame.to_csv(tmp)
             else:
                 frame.to_parquet(tmp)
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
         return path
+
+
+def table_format(path: str | os.PathLike) -> str:
+    """``"parquet"`` or ``"csv"``: what :meth:`ResponseMatrix.write` writes for ``path``, by its
+    ending; any other ending is refused (a parquet file named ``.json`` helps nobody)."""
+    name = Path(path).name.lower()
+    if name.endswith((".parquet", ".pq")):
+        return "parquet"
+    if name.endswith(".csv"):
+        return "csv"
+    raise MatrixFormatError(f"{path}: write the score table as .parquet (or .csv); unknown file type")
 
 
 def natural_key(name: str) -> tuple:
@@ -287,7 +304,21 @@ def _check_unique(names: list[str], what: str) -> None:
         raise MatrixFormatError(f"duplicate {what}: {dup!r}")
 
 
+def _check_names(names: Iterable, source: str, what: str, where: str) -> None:
+    """Refuse a missing (None/NaN) or blank name: ``str()`` would make it the model ``nan``."""
+    for i, name in enumerate(names):
+        if name is None or (isinstance(name, float) and np.isnan(name)) or not str(name).strip():
+            raise MatrixFormatError(f"{source}: {where} {i + 1} has an empty {what}")
+
+
+def _one_line(exc: BaseException, limit: int = 300) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def _to_float(df: pd.DataFrame, source: str) -> np.ndarray:
+    if all(dt == np.float64 for dt in df.dtypes):  # parquet and CSV scores usually are: no per-column work
+        return df.to_numpy(dtype=np.float64)
     try:
         return df.apply(pd.to_numeric, errors="raise").to_numpy(dtype=np.float64, na_value=np.nan)
     except (ValueError, TypeError) as exc:
@@ -304,9 +335,14 @@ def _to_float(df: pd.DataFrame, source: str) -> np.ndarray:
 def _read_parquet(path: Path, columns: Iterable[str] | None) -> pd.DataFrame:
     import pyarrow.parquet as pq
 
+    schema = pq.read_schema(path)
+    seen: set[str] = set()
+    for name in schema.names:
+        if name in seen:
+            raise MatrixFormatError(f"{path}: duplicate column name {name!r}; every item needs its own column")
+        seen.add(name)
     if columns is None:
         return pd.read_parquet(path)
-    schema = pq.read_schema(path)
     names = set(schema.names)
     if set(LONG_COLUMNS).issubset(names):  # long layout: filter rows instead
         df = pd.read_parquet(path, columns=list(LONG_COLUMNS))

@@ -51,7 +51,8 @@ import numpy as np
 
 from .benchmarks import get_by_original
 from .estimator import TinyEstimator
-from .layout import copy_estimator_code, file_sha256
+from .layout import (FIT_FORMAT, MANIFEST_SCHEMA_VERSION, check_replaceable, copy_estimator_code, file_sha256, staging,
+                     write_manifest)
 
 __all__ = ["ORIGINAL_BENCHES", "LB_SCENARIOS", "OriginalFormatError", "read_original", "original_estimator",
            "import_original", "REFERENCE_Y", "REFERENCE_MMLU", "check_reference"]
@@ -183,16 +184,20 @@ def original_estimator(data: Mapping, bench: str, source: str = "tinyBenchmarks.
 
 
 def import_original(path: str | os.PathLike, bench: str, out: str | os.PathLike) -> tuple[TinyEstimator, Path]:
-    """Read the pickle, convert ``bench`` and write its side files and ``estimator.py`` to ``out``."""
+    """Read the pickle, convert ``bench`` and write its side files, ``estimator.py`` and a manifest to
+    ``out``, replaced atomically under the rule of ``fit`` (:func:`builder.layout.check_replaceable`)."""
     path = Path(path)
+    out = Path(out)
+    check_replaceable(out)  # like fit: only an empty folder or one this tool wrote, checked first
     if not path.is_file():
         raise FileNotFoundError(f"no such file: {path}")
     est = original_estimator(read_original(path), bench, source=str(path))
     est.metadata["imported_from"]["sha256"] = file_sha256(path)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    est.save(out)
-    copy_estimator_code(out)
+    with staging(out) as tmp:
+        est.save(tmp)
+        copy_estimator_code(tmp)
+        write_manifest(tmp, {"format": FIT_FORMAT, "schema_version": MANIFEST_SCHEMA_VERSION,
+                             "written_by": "builder import-original"})
     return est, out
 
 

@@ -5,8 +5,11 @@
     python release.py --config release.toml --version 1.2.0            # build + validate only
     python release.py --config release.toml --version 1.2.0 --push     # ... and publish
 
-1. the previous release of each repository (the highest ``vX.Y.Z`` tag below the new version)
-   is fetched for the card's changelog (:func:`builder.hub_sync.fetch_previous`);
+0. every output folder is checked first (``out/<name>`` absent, empty or an earlier build;
+   ``out/release.json`` absent or one of ours);
+1. with ``push`` (or when asked), the previous release of each repository (the highest
+   ``vX.Y.Z`` tag below the new version) is fetched for the card's changelog
+   (:func:`builder.hub_sync.fetch_previous`); a local build does not touch the network;
 2. :func:`build_release` builds each benchmark into ``out/<name>``
    (:func:`builder.dataset.build_benchmark`, which replaces an earlier build atomically; a
    folder that is not a build is never touched, and every target is checked before any build);
@@ -39,6 +42,10 @@ from .validate import validate_folder
 __all__ = ["BuildFn", "build_release", "run_release", "SUMMARY_NAME"]
 
 SUMMARY_NAME = "release.json"
+#: the marker of a release summary written by this tool (``out/release.json`` is replaced only then)
+RELEASE_FORMAT = "tinybenchmarks-release"
+#: ``previous``: fetch the previous releases when pushing (auto), always, or never
+PREVIOUS_MODES = ("auto", "always", "none")
 
 
 class BuildFn(Protocol):
@@ -70,11 +77,7 @@ def build_release(config: ReleaseConfig, version: str, out: str | os.PathLike, *
     build = build or build_benchmark
     version = normalize_version(version)
     out = Path(out)
-    for entry in config.benchmarks:
-        try:
-            layout.check_replaceable(out / entry.name)
-        except (BuildError, NotADirectoryError) as exc:
-            raise ReleaseError(f"{exc}: choose another --out or remove it") from None
+    check_release_out(config, out)
     out.mkdir(parents=True, exist_ok=True)
     folders = {}
     for entry in tqdm(config.benchmarks, desc="build", unit="benchmark", disable=not progress, file=sys.stderr):
@@ -90,6 +93,31 @@ def build_release(config: ReleaseConfig, version: str, out: str | os.PathLike, *
         folders[entry.name] = Path(got) if got is not None else target
         log(f"built {entry.name} -> {folders[entry.name]}")
     return folders
+
+
+def check_release_out(config: ReleaseConfig, out: str | os.PathLike) -> None:
+    """Refuse (:class:`ReleaseError`) an ``out`` folder the release would clobber: a file, a
+    ``release.json`` this tool did not write, or a benchmark folder that is not a build of ours
+    (:func:`builder.layout.check_replaceable`). Nothing is read from the network or built first."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ReleaseError(f"--out {out} is a file, not a folder: choose another --out")
+    summary = out / SUMMARY_NAME
+    if summary.exists() or summary.is_symlink():
+        problem = None
+        try:
+            data = json.loads(summary.read_bytes()) if summary.is_file() and not summary.is_symlink() else None
+        except (OSError, ValueError, RecursionError):
+            data = None
+        if not isinstance(data, dict) or data.get("format") != RELEASE_FORMAT:
+            problem = f"{summary} exists and was not written by this tool (no \"format\": \"{RELEASE_FORMAT}\")"
+        if problem:
+            raise ReleaseError(f"{problem}; refusing to overwrite it: choose another --out or remove it")
+    for entry in config.benchmarks:
+        try:
+            layout.check_replaceable(out / entry.name)
+        except (BuildError, NotADirectoryError) as exc:
+            raise ReleaseError(str(exc)) from None
 
 
 def _offline() -> bool:
@@ -109,7 +137,7 @@ def _fetch_previous_releases(config: ReleaseConfig, version: str, dest: Path, *,
         except Exception as exc:
             if push:
                 raise ReleaseError(f"{repo_id}: could not fetch the previous release: {describe_error(exc)}") from None
-            log(f"warning: {repo_id}: previous release not fetched ({describe_error(exc)}); "
+            log(f"note: {repo_id}: the previous release could not be fetched ({_reason(exc)}); "
                 "the changelog will not compare with it")
             got = None
         if got and not layout.is_dataset_folder(got[1]):
@@ -123,36 +151,52 @@ def _fetch_previous_releases(config: ReleaseConfig, version: str, dest: Path, *,
     return out
 
 
+def _reason(exc: BaseException) -> str:
+    """A short reason for a failed Hub request: the kind of failure, not a stack of URLs."""
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    if status:
+        return f"the Hub answered HTTP {status}"
+    names = {type(e).__name__ for e in (exc, exc.__cause__, exc.__context__) if e is not None}
+    if names & {"ConnectError", "ConnectionError", "ConnectTimeout", "Timeout", "ReadTimeout", "LocalEntryNotFoundError",
+                "OfflineModeIsEnabled", "gaierror"} or isinstance(exc, OSError):
+        return "the Hub cannot be reached"
+    return describe_error(exc)[:160]
+
+
 def run_release(config: ReleaseConfig, version: str, *, out: str | os.PathLike | None = None, push: bool = False,
                 previous: str = "auto", build: BuildFn | None = None, progress: bool = True,
                 log: Callable[[str], None] | None = None, api=None) -> dict:
     """Build, validate and (with ``push``) publish a release; returns the summary written to
     ``out/release.json``.
 
-    ``previous``: ``"auto"`` fetches each repo's latest earlier release for the changelog
-    (a failure to reach the Hub is fatal with ``push``, a warning without; skipped when
-    ``HF_HUB_OFFLINE`` is set and not pushing), ``"none"`` skips it. ``build`` replaces
-    :func:`builder.dataset.build_benchmark` (same signature, :class:`BuildFn`).
+    ``previous``: the previous release of each repository, for the card's changelog, is fetched
+    from the Hub with ``"auto"`` only when pushing (a failure is then fatal), with ``"always"``
+    also without ``push`` (a failure is then a note; skipped when ``HF_HUB_OFFLINE`` is set),
+    and never with ``"none"``. ``build`` replaces :func:`builder.dataset.build_benchmark` (same
+    signature, :class:`BuildFn`). Every output folder is checked (:func:`check_release_out`)
+    before anything else.
     """
     from tqdm.auto import tqdm
 
     log = log or _log_to_stderr
     version = normalize_version(version)
     out = Path(out) if out is not None else default_out_dir(version)
-    if previous not in ("auto", "none"):
-        raise ConfigError(f"previous must be 'auto' or 'none', got {previous!r}")
+    if previous not in PREVIOUS_MODES:
+        raise ConfigError(f"previous must be one of {PREVIOUS_MODES}, got {previous!r}")
     if not progress:
         _quiet_clients()
     if push and not token_configured():
         raise ConfigError("--push needs a Hub token with write access: set HF_TOKEN (or run `hf auth login`)")
     repo_ids = {e.name: e.repo_id(config.org) for e in config.benchmarks}
-    summary: dict[str, Any] = {"version": version, "tag": version_tag(version), "config": str(config.path),
+    check_release_out(config, out)
+    summary: dict[str, Any] = {"format": RELEASE_FORMAT, "version": version, "tag": version_tag(version), "config": str(config.path),
                                "org": config.org, "benchmarks": {}}
     with tempfile.TemporaryDirectory(prefix="tinybench-previous-") as tmp:
         prev_folders: dict[str, Path | None] = {}
-        if previous == "auto" and _offline() and not push:
-            log("HF_HUB_OFFLINE is set: not fetching previous releases (changelog without comparison)")
-        elif previous == "auto":
+        wanted = previous == "always" or (previous == "auto" and push)
+        if wanted and _offline() and not push:
+            log("note: HF_HUB_OFFLINE is set: not fetching the previous releases (changelog without comparison)")
+        elif wanted:
             api = hub_api(api)
             prev_folders = _fetch_previous_releases(config, version, Path(tmp), push=push, progress=progress,
                                                     log=log, summary=summary, api=api)

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .benchmarks import BenchmarkSpec
-from .config import BuildOptions
+from .config import BuildError, BuildOptions, check_repo_id
 
 __all__ = [
     "ReleaseError", "ConfigError", "parse_version", "version_tag", "tag_version", "latest_release_below",
@@ -219,6 +219,8 @@ def _load_toml(path: Path) -> dict:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not valid UTF-8 TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not a release config (nested too deeply)") from None
 
 
 def _checked(table: Mapping[str, Any], keys: Mapping[str, _Key], ctx: str) -> dict[str, Any]:
@@ -381,6 +383,11 @@ def load_config(path: str | os.PathLike, *, check_paths: bool = True) -> Release
     if not entries:
         raise ConfigError(f"{where}: no [[benchmark]] tables: nothing to release")
     repos = [e.repo_id(release["org"]) for e in entries]
+    for e, repo in zip(entries, repos):
+        try:
+            check_repo_id(repo, "repo" if e.repo else "the repository <org>/<name>")
+        except BuildError as exc:
+            raise ConfigError(f"{where}: benchmark {e.name!r}: {exc}") from None
     dup = sorted({r for r in repos if repos.count(r) > 1})
     if dup:
         raise ConfigError(f"{where}: several benchmarks publish to {', '.join(dup)}")

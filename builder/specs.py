@@ -133,7 +133,7 @@ def spec_from_mapping(data: Mapping[str, Any], where: str = "spec") -> Benchmark
     if bad:
         raise SpecError(f"{where}: unknown key(s) {bad} (known: {sorted(_TOP_KEYS)})")
     name = _str(data, "name", where, required=True)
-    if not _NAME_RE.match(name):
+    if not _NAME_RE.fullmatch(name):  # fullmatch: "$" alone lets a trailing newline through
         raise SpecError(f"{where}: name must be letters, digits, _ . - (a Hub repository name), got {name!r}")
     if name in REGISTRY:
         raise SpecError(f"{where}: {name!r} is a registered tiny benchmark; build it by name, or rename the spec")
@@ -212,4 +212,6 @@ def load_spec_file(path: str | os.PathLike) -> BenchmarkSpec:
         raise SpecError(f"spec {path} is a folder, not a TOML file") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise SpecError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise SpecError(f"{path}: not a benchmark spec (nested too deeply)") from None
     return spec_from_mapping(data, str(path))

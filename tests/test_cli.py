@@ -87,7 +87,7 @@ def test_fit_reads_long_format_and_is_deterministic(tmp_path):
     "args, message",
     [
         (["fit", "{d}/missing.parquet", "--anchors", "10", "--out", "{d}/o"], "no such file"),
-        (["fit", "{d}/bad.csv", "--anchors", "10", "--out", "{d}/o"], "non-numeric score"),
+        (["fit", "{d}/bad.csv", "--anchors", "10", "--out", "{d}/o"], r"bad.csv: line 4, column '3': 'oops' is not a number"),
         (["fit", "{d}/range.csv", "--anchors", "10", "--out", "{d}/o"], r"\[0, 1\]"),
         (["fit", "{d}/ok.csv", "--anchors", "500", "--out", "{d}/o"], "cannot pick 500 anchors"),
         (["estimate", "{d}/nowhere", "{d}/ok.csv"], "not found"),

@@ -128,9 +128,10 @@ def test_content_from_the_hub_uses_datasets_load_dataset(tmp_path, monkeypatch):
         return datasets.Dataset.from_pandas(df, preserve_index=False)
 
     monkeypatch.setattr(datasets, "load_dataset", fake_load)
+    monkeypatch.setattr(content_mod, "check_hub_dataset", lambda dataset_id, what: calls.append(("checked", dataset_id)))
     m, _ = simulate_responses(n_models=30, n_items=60, n_dims=1, seed=1)
     out = build_benchmark("tinyAlpacaEval", m, None, fast(anchors=6), out=tmp_path / "o")
-    assert calls == [("tatsu-lab/alpaca_eval", "alpaca_eval_gpt4_baseline", "eval")]
+    assert calls == [("checked", "tatsu-lab/alpaca_eval"), ("tatsu-lab/alpaca_eval", "alpaca_eval_gpt4_baseline", "eval")]
     man = read_manifest(out)
     assert man["inputs"]["content"]["default/test"] == {"kind": "hub", "id": "tatsu-lab/alpaca_eval",
                                                         "config": "alpaca_eval_gpt4_baseline", "split": "eval"}
@@ -141,7 +142,7 @@ def test_content_from_the_hub_uses_datasets_load_dataset(tmp_path, monkeypatch):
     # an explicit hub: id for a split
     calls.clear()
     build_benchmark("tinyAlpacaEval", m, {"test": "hub:someone/alpaca_copy"}, fast(anchors=6), out=tmp_path / "o2")
-    assert calls == [("someone/alpaca_copy", "alpaca_eval_gpt4_baseline", "eval")]
+    assert calls == [("checked", "someone/alpaca_copy"), ("someone/alpaca_copy", "alpaca_eval_gpt4_baseline", "eval")]
 
 
 def test_content_item_ids_from_subject_column():

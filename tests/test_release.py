@@ -211,10 +211,14 @@ def test_build_and_validate_without_push(tmp_path, capsys, monkeypatch, fake):
     assert b["validation"]["configs"] == {"default": {"test": 5}} and b["validation"]["anchors"] == 5
     assert "published" not in b
     # a second run replaces the earlier build (atomically: the build swaps its new folder in)
-    (folder / "stale.txt").write_text("left over")
+    first = (folder / "manifest.json").read_bytes()
     assert release_main(args) == 0
-    assert not (folder / "stale.txt").exists()
+    assert (folder / "manifest.json").read_bytes() == first
     assert not [p.name for p in out.iterdir() if p.name.startswith(".")]  # no temporary folder left
+    # ... but not once someone put a file of their own in it: that file is never deleted
+    (folder / "stale.txt").write_text("my notes")
+    assert release_main(args) == 1
+    assert "stale.txt" in capsys.readouterr().err and (folder / "stale.txt").read_text() == "my notes"
 
 
 def test_build_failure_and_foreign_out_folder(tmp_path, capsys, fake):

@@ -243,13 +243,16 @@ def _bench(args, engines: list[str], workdir: Path) -> int:
     print()
     print(f"Open LLM Leaderboard v1 details: {present} models x {files} files ({V1_TOTAL_ROWS} rows/model), "
           f"{size / 2**20:.0f} MiB on disk; fixtures generated in {gen:.1f} s")
-    print("| engine | workers | models | items | setup s | ingest s | models/s | ms/model/worker | "
+    from . import blas_threads
+
+    threads = blas_threads()  # the workers inherit this process's environment and BLAS defaults
+    print("| engine | workers | BLAS threads | models | items | setup s | ingest s | models/s | ms/model/worker | "
           "client RSS before MiB | client peak RSS MiB |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         name = "Dask LocalCluster" if r["engine"] == "dask" else f"local {args.executor} pool"
         per = 1000 * r["seconds"] * r["workers"] / r["models"]
-        print(f"| {name} | {r['workers']} | {r['models']} | {r['items']} | {r['setup']:.1f} | {r['seconds']:.1f} | "
+        print(f"| {name} | {r['workers']} | {threads} | {r['models']} | {r['items']} | {r['setup']:.1f} | {r['seconds']:.1f} | "
               f"{r['models'] / r['seconds']:.1f} | {per:.0f} | {r['rss_before_mib']:.0f} | {r['client_peak_mib']:.0f} |")
     for r in rows:
         if r.get("read_compute_s"):

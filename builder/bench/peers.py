@@ -227,17 +227,12 @@ def read_cached(path: str | os.PathLike, key: str) -> dict | None:
 
 def write_cached(path: str | os.PathLike, record: dict) -> None:
     """Write ``record`` as JSON atomically (a crash never leaves half a file)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+    from ..files import atomic_output
+
+    with atomic_output(path) as tmp:
+        with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(record, fh, indent=1)
             fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 # ----------------------------------------------------------------------------- worker
@@ -662,7 +657,7 @@ def main(argv=None) -> int:
             rows.append({**base, "method": m, "mae": mae, "ratio": mae / rk, "seconds": r["seconds"],
                          "coreset_size": len(r["coreset"]), "error": r["error"]})
     print(f"BenchPred {BENCHPRED_VERSION} peers; k = {args.anchors}; truth = each test model's mean over its "
-          f"evaluated items")
+          f"evaluated items; BLAS/torch threads per worker: {args.threads}")
     print(summarize(rows, args.datasets, args.protocols, args.methods, args.seeds))
     errors = sorted({(r["dataset"], r["method"], r["error"]) for r in rows if r.get("error")})
     for name, m, err in errors:

@@ -9,6 +9,9 @@
   batched call) at N = 28,659, k = 100, against the original algorithm
   (:mod:`builder.bench.original`: unseen items rebuilt by list membership and BFGS with
   numerical gradients on every call).
+* BLAS threads: ``fit`` always runs with one (``fit_estimator`` sets it: faster here, and the
+  same result on any machine); ``estimate`` and the original run with ``--blas-threads``
+  (default 1, what ``builder estimate`` uses); the table records both.
 * ``py-irt``: the original IRT fit (multidim_2pl, hierarchical priors, lr 0.1) timed for
   ``--pyirt-epochs`` epochs on the same matrix and extrapolated linearly to its 2000-epoch
   default (needs ``pip install torch==2.13.0 py-irt``; a benchmark-only extra).
@@ -64,7 +67,15 @@ def main(argv=None) -> int:
     ap.add_argument("--pyirt-epochs", type=int, default=0, help="time py-irt for this many epochs (0: skip)")
     ap.add_argument("--pyirt-dims", type=int, default=None, help="py-irt dimension (default: the one fit chose)")
     ap.add_argument("--pyirt-threads", type=int, default=1, help="torch threads for py-irt (default 1)")
+    ap.add_argument("--blas-threads", type=int, default=1,
+                    help="BLAS threads for the estimate timings, ours and the original (default 1, as `builder "
+                         "estimate`); fit always uses 1")
     args = ap.parse_args(argv)
+    from threadpoolctl import threadpool_limits
+
+    from . import blas_threads
+
+    available = blas_threads()
 
     matrix, _ = simulate_responses(n_models=args.models, n_items=args.items, n_dims=2, seed=0)
     print(f"matrix: {args.models} models x {args.items} items (simulated 2-D 2PL, 0/1)", file=sys.stderr)
@@ -76,15 +87,18 @@ def main(argv=None) -> int:
 
     Y_new, _ = simulate_responses(n_models=max(args.repeats, args.original_repeats), n_items=args.items, n_dims=2, seed=1)
     Ya = Y_new.scores[:, est.anchor_positions]
-    ours = time_estimates(est, Ya, args.repeats)
-    rows = [("fit (whole pipeline)", f"{fit_s:.1f} s", "", "")]
-    orig_ms = time_original(est, Ya, args.original_repeats)
-    orig_fast = time_original(est, Ya, args.original_repeats, scenario_lists=False)
+    with threadpool_limits(limits=args.blas_threads, user_api="blas"):
+        threads = blas_threads()
+        ours = time_estimates(est, Ya, args.repeats)
+        orig_ms = time_original(est, Ya, args.original_repeats)
+        orig_fast = time_original(est, Ya, args.original_repeats, scenario_lists=False)
+    rows = [("fit (whole pipeline)", f"{fit_s:.1f} s", "", "", "1")]
     rows.append(("estimate, one call per model (original as released)", f"{ours['ms_per_model']:.2f} ms",
-                 f"{orig_ms:.0f} ms", f"{orig_ms / ours['ms_per_model']:.0f}x"))
+                 f"{orig_ms:.0f} ms", f"{orig_ms / ours['ms_per_model']:.0f}x", str(threads)))
     rows.append(("estimate, one call per model (original without its per-scenario list scans)",
-                 f"{ours['ms_per_model']:.2f} ms", f"{orig_fast:.0f} ms", f"{orig_fast / ours['ms_per_model']:.0f}x"))
-    rows.append(("estimate, batched", f"{ours['ms_per_model_batched']:.2f} ms", "", ""))
+                 f"{ours['ms_per_model']:.2f} ms", f"{orig_fast:.0f} ms", f"{orig_fast / ours['ms_per_model']:.0f}x",
+                 str(threads)))
+    rows.append(("estimate, batched", f"{ours['ms_per_model_batched']:.2f} ms", "", "", str(threads)))
     if args.pyirt_epochs:
         from .pyirt_baseline import extrapolate, time_pyirt
 
@@ -93,12 +107,13 @@ def main(argv=None) -> int:
         if r.get("ok"):
             total = extrapolate(r, 2000)
             rows.append((f"py-irt multidim_2pl D={D}, 2000 epochs (extrapolated from {args.pyirt_epochs})",
-                         f"{fit_s:.1f} s (ours)", f"{total:.0f} s", f"{total / fit_s:.0f}x"))
+                         f"{fit_s:.1f} s (ours)", f"{total:.0f} s", f"{total / fit_s:.0f}x",
+                         f"1 (ours), {args.pyirt_threads} torch"))
         else:
-            rows.append(("py-irt multidim_2pl", "", f"failed: {r.get('error')}", ""))
-    print(f"\n{args.models} models x {args.items} items, k = {args.anchors}\n")
-    print("| what | ours | original | speed-up |")
-    print("|---|---:|---:|---:|")
+            rows.append(("py-irt multidim_2pl", "", f"failed: {r.get('error')}", "", ""))
+    print(f"\n{args.models} models x {args.items} items, k = {args.anchors}; BLAS threads available: {available}\n")
+    print("| what | ours | original | speed-up | BLAS threads |")
+    print("|---|---:|---:|---:|---:|")
     for r in rows:
         print("| " + " | ".join(r) + " |")
     return 0

@@ -95,6 +95,8 @@ def to_float(value: Any) -> float:
         return math.nan
     if isinstance(value, bool):
         return 1.0 if value else 0.0
+    if isinstance(value, (complex, np.complexfloating)):
+        raise ValueError(f"not a score: complex number {value!r}")
     if isinstance(value, (int, float, np.integer, np.floating)):
         return float(value)
     if isinstance(value, str):
@@ -111,13 +113,39 @@ def to_float(value: Any) -> float:
     raise ValueError(f"not a score: {value!r}")
 
 
+#: the largest document index accepted (lm-eval doc ids are row positions; beyond is corrupt)
+MAX_DOC_ID = 2**53
+
+
+def doc_index(value: Any) -> int:
+    """A document id as a row position: a non-negative integer (an integral float or a digit
+    string too) below :data:`MAX_DOC_ID`. ValueError otherwise, never OverflowError: ``1e999``,
+    ``1.5``, ``true``, ``-1`` and ``10**30`` are all refused."""
+    if isinstance(value, bool) or value is None:
+        raise ValueError(f"not a document index: {value!r}")
+    if isinstance(value, (float, np.floating)):
+        if not math.isfinite(value) or value != int(value):
+            raise ValueError(f"not a whole number: {value!r}")
+        value = int(value)
+    elif isinstance(value, str):
+        text = value.strip()
+        if not text.isdigit() or not text.isascii() or len(text) > 20:
+            raise ValueError(f"not a document index: {value!r}")
+        value = int(text)
+    elif not isinstance(value, (int, np.integer)):
+        raise ValueError(f"not a document index: {value!r}")
+    if not 0 <= int(value) < MAX_DOC_ID:
+        raise ValueError(f"document index {int(value)} is out of range (0 to 2**53)")
+    return int(value)
+
+
 def int_or_str(values: Sequence[Any]) -> np.ndarray:
     """Indices as int64 when they all are integers (or integer strings), else str objects."""
     try:
         out = np.array([int(v) for v in values], dtype=np.int64)
         if all(str(v).strip() == str(o) or isinstance(v, (int, np.integer)) for v, o in zip(values, out)):
             return out
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         pass
     return np.array([str(v) for v in values], dtype=object)
 
@@ -142,6 +170,8 @@ def read_json(path: str | os.PathLike) -> Any:
         raise SourceError(
             f"{path}: line {exc.lineno}: invalid JSON ({exc.msg}); the file is truncated or corrupt"
         ) from exc
+    except RecursionError:  # also on pool and Dask workers: bad input, never retried
+        raise SourceError(f"{path}: the JSON is nested too deeply to be an evaluation output") from None
     except UnicodeDecodeError as exc:
         raise SourceError(f"{path}: not UTF-8 text ({exc.reason}); the file is corrupt") from exc
 
@@ -178,6 +208,8 @@ def iter_records(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
                 raise SourceError(
                     f"{path}: line {lineno}: invalid JSON ({exc.msg}); the file is truncated or corrupt"
                 ) from exc
+            except RecursionError:
+                raise SourceError(f"{path}: line {lineno}: the JSON is nested too deeply to be a record") from None
             except UnicodeDecodeError as exc:
                 raise SourceError(f"{path}: line {lineno}: not UTF-8 text; the file is corrupt") from exc
             if not isinstance(rec, dict):

@@ -36,7 +36,8 @@ import numpy as np
 import pandas as pd
 
 from . import SourceError
-from ._common import Block, ModelPart, Options, Unit, assemble, iter_records, map_units, read_json, to_float, walk_files
+from ._common import (Block, ModelPart, Options, Unit, assemble, doc_index, iter_records, map_units, read_json, to_float,
+                      walk_files)
 
 TS_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2}(?:\.\d+)?$")
 
@@ -419,9 +420,10 @@ def read_samples_file(
         if "doc_id" not in rec:
             raise SourceError(f"{path}: line {lineno}: record without 'doc_id'")
         try:
-            doc_id = int(rec["doc_id"])
-        except (TypeError, ValueError):
-            raise SourceError(f"{path}: line {lineno}: doc_id {rec['doc_id']!r} is not an integer") from None
+            doc_id = doc_index(rec["doc_id"])
+        except ValueError:
+            raise SourceError(f"{path}: line {lineno}: doc_id {rec['doc_id']!r:.60} is not a document index "
+                              "(a whole number from 0)") from None
         if has_filter_key is None:
             has_filter_key = "filter" in rec
         if "filter" in rec:
