@@ -38,8 +38,8 @@ import pandas as pd
 
 from .matrix import MatrixFormatError, ResponseMatrix
 from .sources import SourceError
-from .sources._common import (MatrixReducer, Options, Unit, UnitFailure, map_units, matrix_to_parts, unit_keys,
-                              walk_files)
+from .sources._common import Options, Unit, UnitFailure, map_units, walk_files
+from .sources.reduce import MatrixReducer, matrix_to_parts, unit_keys
 
 #: detect_source results -> reader module (inside builder.sources)
 FORMATS = {

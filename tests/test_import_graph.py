@@ -44,3 +44,10 @@ def test_the_check_finds_cycles_upward_arrows_and_strays(tmp_path, capsys):
     assert "builder.stray is on no floor" in out
     assert graph.main(["--root", str(tmp_path), "--dot"]) == 0
     assert '"builder.cards" -> "builder.dataset";' in capsys.readouterr().out
+
+
+def test_the_size_check_flags_long_modules_but_the_standalone_estimator():
+    graph = _script()
+    assert graph.size_problems({"builder.ingest": 650, "builder.estimator": 1200}) == []
+    found = graph.size_problems({"builder.dataset": graph.MAX_LINES + 1})
+    assert len(found) == 1 and "builder.dataset" in found[0]

@@ -14,7 +14,8 @@ from builder.ingest import (IncompleteIngest, ModelProgress, add_ingest_argument
                             read_hub_models, run_ingest)
 from builder.matrix import ResponseMatrix
 from builder.sources import ModelUnavailable, SourceError, _common, helm, lm_eval, open_llm_leaderboard
-from builder.sources._common import MatrixReducer, Options, UnitFailure, read_unit, read_unit_retrying, unit_keys
+from builder.sources._common import Options, UnitFailure, read_unit, read_unit_retrying
+from builder.sources.reduce import MatrixReducer, unit_keys
 from helpers.ingest_trees import write_helm_tree, write_lm_eval_tree, write_v1_tree
 
 

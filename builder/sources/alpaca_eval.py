@@ -21,7 +21,8 @@ import numpy as np
 import pandas as pd
 
 from . import SourceError
-from ._common import Block, ModelPart, Options, Unit, assemble, int_or_str, map_units, read_content_table, read_json, to_float, walk_files
+from ._common import (Block, ModelPart, Options, Unit, int_or_str, map_units, read_content_table, read_json, to_float, walk_files)
+from .reduce import assemble
 
 DEFAULT_ANNOTATOR = "weighted_alpaca_eval_gpt4_turbo"
 ANNOTATIONS = "annotations.json"

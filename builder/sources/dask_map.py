@@ -7,8 +7,8 @@ Optional: needs the ``distributed`` extra (``pip install -e ".[distributed]"`` i
 1. map: one task per unit, :func:`read_unit` on a worker (downloading Hub files first for Hub
    units). Its parts stay in the worker's memory (Dask spills them to disk when memory runs
    short). A second small task per unit sends only the item *keys* to the client
-   (:func:`~builder.sources._common.unit_keys`), streamed with ``as_completed`` into the
-   :class:`~builder.sources._common.MatrixReducer`; each keys future is released at once.
+   (:func:`~builder.sources.reduce.unit_keys`), streamed with ``as_completed`` into the
+   :class:`~builder.sources.reduce.MatrixReducer`; each keys future is released at once.
 2. reduce: once every key is in, the client allocates the matrix and gathers the parts a few at
    a time, in slot order, filling the matrix and releasing each future as it goes. The client
    holds the item index, the matrix and a batch of parts, never all the parts.
@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
 from . import ModelUnavailable, SourceError
-from ._common import (MatrixReducer, ModelPart, ReadFailed, Unit, UnitFailure, UnitKeys, describe_error, read_unit,
-                      unit_keys)
+from ._common import ModelPart, ReadFailed, Unit, UnitFailure, describe_error, read_unit
+from .reduce import MatrixReducer, UnitKeys, unit_keys
 
 __all__ = ["ClusterError", "dask_client", "reduce_on_dask", "describe_client"]
 

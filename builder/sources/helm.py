@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 
 from . import SourceError
-from ._common import Block, ModelPart, Options, Unit, assemble, map_units, natural_key, read_json, walk_files
+from ._common import Block, ModelPart, Options, Unit, map_units, natural_key, read_json, walk_files
+from .reduce import assemble
 
 #: run group -> (main stat name, main split, scenario args that split the group into runs)
 LITE_MAIN: dict[str, tuple[str, str, tuple[str, ...]]] = {

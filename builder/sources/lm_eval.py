@@ -36,8 +36,8 @@ import numpy as np
 import pandas as pd
 
 from . import SourceError
-from ._common import (Block, ModelPart, Options, Unit, assemble, doc_index, iter_records, map_units, read_json, to_float,
-                      walk_files)
+from ._common import (Block, ModelPart, Options, Unit, doc_index, iter_records, map_units, read_json, to_float, walk_files)
+from .reduce import assemble
 
 TS_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2}(?:\.\d+)?$")
 

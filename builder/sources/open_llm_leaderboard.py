@@ -35,7 +35,8 @@ import numpy as np
 import pandas as pd
 
 from . import ModelUnavailable, SourceError
-from ._common import Block, ModelPart, Options, Unit, assemble, map_units, read_json, walk_files
+from ._common import Block, ModelPart, Options, Unit, map_units, read_json, walk_files
+from .reduce import assemble
 from .lm_eval import TS_RE, norm_ts
 
 #: rows per MMLU subject in the v1 details (sum 14042)
