@@ -35,7 +35,7 @@ from . import __version__
 from .anchors import AnchorSet, balance_weights, cluster_anchors, random_anchors, stratified_anchors
 from .calibrate import choose_lambda, coverage, interval_scale
 from .estimator import DESIGN_FLOOR_Z, TinyEstimator
-from .irt import IRTModel
+from .irt import IRTModel, check_binarize
 from .matrix import ResponseMatrix
 
 MIN_MODELS = 6
@@ -241,6 +241,7 @@ def fit_estimator(
         raise ValueError(f"n_folds must be an integer between 1 and {n // 2}, got {n_folds!r}")
     if n_anchors > N:
         raise ValueError(f"cannot pick {n_anchors} anchors from {N} items")
+    check_binarize(binarize)
     # --- 1. canonical order: the same tiny benchmark from any layout of the same data
     rows_in, cols_in = matrix.canonical_order(scenario_order)
     canon = matrix.select_models(rows_in).select_items(cols_in)

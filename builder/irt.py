@@ -54,6 +54,19 @@ def _validate_scores(Y: np.ndarray, name: str = "responses") -> np.ndarray:
     return Y
 
 
+def check_binarize(value) -> bool | float:
+    """``binarize``: False, True (the mean-preserving threshold) or a threshold in (0, 1).
+
+    A threshold outside (0, 1) would turn every score, 1.0 included, into one value.
+    """
+    if value is True or value is False:
+        return value
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
+        if np.isfinite(value) and 0.0 < float(value) < 1.0:
+            return float(value)
+    raise ValueError(f"binarize must be True, False or a threshold strictly between 0 and 1, got {value!r}")
+
+
 def binarize_scores(Y: np.ndarray, threshold: float | None = None) -> np.ndarray:
     """Threshold soft scores to 0/1 as the original tinyBenchmarks did.
 
@@ -61,6 +74,8 @@ def binarize_scores(Y: np.ndarray, threshold: float | None = None) -> np.ndarray
     that the binarised matrix keeps the mean of the soft one. Values already 0/1 and
     NaN are kept.
     """
+    if threshold is not None:
+        check_binarize(float(threshold))
     Y = np.asarray(Y, dtype=np.float64)
     obs = ~np.isnan(Y)
     if threshold is None:
@@ -266,6 +281,7 @@ class IRTModel:
             raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}")
         if not 0 < self.validation_fraction < 1:
             raise ValueError(f"validation_fraction must be in (0, 1), got {self.validation_fraction!r}")
+        check_binarize(self.binarize)
 
     def _prepare(self, Y: np.ndarray) -> np.ndarray:
         Y = _validate_scores(Y)

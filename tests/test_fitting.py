@@ -35,6 +35,9 @@ def small():
         ({"n_anchors": 1000}, "cannot pick"),
         ({"validation_fraction": 0}, "validation_fraction"),
         ({"scenario_order": ["other"]}, "scenario_order lacks"),
+        ({"binarize": 2.5}, "binarize"),
+        ({"binarize": 0.0}, "binarize"),
+        ({"binarize": "yes"}, "binarize"),
     ],
 )
 def test_bad_parameters(small, kwargs, match):

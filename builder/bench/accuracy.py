@@ -230,8 +230,11 @@ def main(argv=None) -> int:
         for row in rows:
             attach_peers(row, str(args.data_dir / f"{row['dataset']}.parquet"), args.anchors,
                          args.peers_cache or DEFAULT_CACHE_DIR, args.peers_python)
+    from . import blas_threads
+
     print(f"\n{'DEV protocol (training models only)' if args.dev else 'Protocol'}; k = {args.anchors}; seeds "
-          f"{args.seeds}; design {args.design}; {time.perf_counter() - t0:.0f} s\n")
+          f"{args.seeds}; design {args.design}; {time.perf_counter() - t0:.0f} s with {args.jobs} process(es); "
+          f"fits on 1 BLAS thread (fit_estimator's own limit; {blas_threads()} outside it)\n")
     summaries = {}
     for protocol in args.protocols:
         table, summ = summarize(rows, args.datasets, protocol)
