@@ -215,7 +215,7 @@ def stratified_anchors(
         ``labels`` is the stratum of every item and ``strata`` the stratum of every anchor
         (strata are numbered in easiness order within each scenario, scenario after scenario).
     """
-    balance, scen, budget, rng = _sampling_setup(k, balance, scenarios, 0)
+    balance, scen, budget, _ = _sampling_setup(k, balance, scenarios, 0)
     key = np.asarray(key, dtype=np.float64)
     if key.shape != balance.shape:
         raise ValueError(f"key must have shape {balance.shape}, got {key.shape}")
@@ -235,7 +235,7 @@ def stratified_anchors(
         n_strata = max(1, min(ks // int(per_stratum), len(idx)))
         order = idx[np.lexsort((idx, key[idx]))]
         local = _equal_mass_cut(balance[order], n_strata)
-        offset = int(labels[:0].size if not strata else max(strata) + 1)
+        offset = max(strata) + 1 if strata else 0  # strata numbered across scenarios
         labels[order] = local + offset
         take = np.full(n_strata, ks // n_strata)
         # the remainder goes to the strata with the most mass per draw, then by order

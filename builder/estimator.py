@@ -543,29 +543,16 @@ class TinyEstimator:
             model_v = np.maximum(Pbar_h - Pbar_h**2, 0.0)
             se_irt = self._design_se(Yf, obs, u, U_h, ybar_h, model_v)
             se_db = self._design_se(Yf - Pa, obs, u, U_h, ybar_h - xbar_h, model_v)
-        gpirt = np.where(np.isnan(irt), pirt, self._p["lambda"] * np.nan_to_num(irt) + (1 - self._p["lambda"]) * pirt)
+        gpirt, gp_se = gp_blend(irt, pirt, se_irt, se_pirt, self._p["lambda"])
         # --- model-based: p-IRT mixed with a ridge regression of the residual full score
         X = np.where(obs, Yf, Pa)
         ridge = db + self._p["ridge_intercept"] + (X * self.ridge_coef) @ self._anchor_one_hot
         mb = self._p["pirt_weight"] * pirt + (1 - self._p["pirt_weight"]) * ridge
-        # --- score: composite weighted by precision, the model-based part discounted
-        # outside the training models' score range
-        dist = np.maximum(0.0, np.maximum(db - self._hi, self._lo - db))
-        s2 = self._p["sigma"] ** 2 + self._p["kappa"] * dist**2
-        v_db = se_db**2
-        g = np.divide(s2, s2 + v_db, out=np.ones_like(s2), where=(s2 + v_db) > 0)
-        comp_score = g * db + (1 - g) * mb
-        # the design-based error is honest by construction; the model-based one is scaled
-        # so that the out-of-fold intervals cover (interval_scale)
-        comp_se = g * se_db + (1 - g) * np.sqrt(s2) * self._p["interval_scale"]
-        # never narrower than the design-based 90% interval around db: whatever the shift,
-        # the interval holds one that needs no model
-        comp_se = np.maximum(comp_se, (np.abs(comp_score - db) + DESIGN_FLOOR_Z * se_db) / self._z)
-        gp_se = self._p["lambda"] * np.where(np.isnan(irt), 0.0, se_irt) + (1 - self._p["lambda"]) * se_pirt
-        gp_se = np.where(np.isnan(irt), se_pirt, gp_se) * self._p["interval_scale"]
+        comp_score, comp_se, g = composite(db, se_db, mb, self._p["sigma"], self._lo, self._hi, self._p["kappa"],
+                                           self._p["interval_scale"], self._z)
         # a full score lies in [0, 1]; the regression's extrapolation may step outside
         score = np.clip(np.where(self._composite, comp_score, gpirt), 0.0, 1.0)
-        se = np.where(self._composite, comp_se, gp_se)
+        se = np.where(self._composite, comp_se, gp_se * self._p["interval_scale"])
         weight_db = np.where(self._composite, g, np.nan)
         return {"x": X, "irt": irt, "se_irt": se_irt, "pirt": pirt, "se_pirt": se_pirt, "gpirt": gpirt, "db": db,
                 "se_db": se_db, "ridge": ridge, "mb": mb, "score": score, "se": se, "weight_db": weight_db,
@@ -795,6 +782,33 @@ def evaluate(y: Any, benchmark: str, source: str | os.PathLike | None = None, re
     per = res["scenarios"] if "scenarios" in res else {est.scenarios[0]: res}
     fields = ("score", "ci_low", "ci_high", "irt", "pirt", "gpirt")
     return {keys.get(s, s): {f: r[f] for f in fields} for s, r in per.items()}
+
+
+def gp_blend(irt, pirt, se_irt, se_pirt, lam) -> tuple[np.ndarray, np.ndarray]:
+    """gp-IRT ``lam * irt + (1 - lam) * pirt`` and its unscaled standard error (the two errors
+    added, as if fully correlated); where nothing was answered (irt NaN) it is p-IRT."""
+    none = np.isnan(irt)
+    gp = np.where(none, pirt, lam * np.nan_to_num(irt) + (1 - lam) * pirt)
+    se = np.where(none, se_pirt, lam * np.nan_to_num(se_irt) + (1 - lam) * se_pirt)
+    return gp, se
+
+
+def composite(db, se_db, mb, sigma, lo, hi, kappa, interval_scale, z) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The composite score, its standard error and the weight ``g`` of the design-based estimate.
+
+    ``g = s2 / (s2 + se_db^2)`` with ``s2 = sigma^2 + kappa d^2``, ``d`` the distance of ``db``
+    outside the training range ``[lo, hi]``. The design-based error is honest by construction;
+    the model-based one is scaled by ``interval_scale`` (so that out-of-fold intervals cover),
+    and the error is never less than what holds the design-based 90% interval around ``db``:
+    whatever the shift, the interval holds one that needs no model.
+    """
+    dist = np.maximum(0.0, np.maximum(db - hi, lo - db))
+    s2 = sigma**2 + kappa * dist**2
+    v_db = se_db**2
+    g = np.divide(s2, s2 + v_db, out=np.ones_like(s2), where=(s2 + v_db) > 0)
+    score = g * db + (1 - g) * mb
+    se = g * se_db + (1 - g) * np.sqrt(s2) * interval_scale
+    return score, np.maximum(se, (np.abs(score - db) + DESIGN_FLOOR_Z * se_db) / z), g
 
 
 def _pack(comp: dict, i: int, s: int, z: float) -> dict:

@@ -34,7 +34,7 @@ from tqdm.auto import tqdm
 from . import __version__
 from .anchors import AnchorSet, balance_weights, cluster_anchors, random_anchors, stratified_anchors
 from .calibrate import choose_lambda, coverage, interval_scale
-from .estimator import DESIGN_FLOOR_Z, TinyEstimator
+from .estimator import TinyEstimator, composite, gp_blend
 from .irt import IRTModel, check_binarize
 from .matrix import ResponseMatrix
 
@@ -157,9 +157,10 @@ def _with_ridge(est: TinyEstimator, coef: np.ndarray, intercept: np.ndarray) -> 
     return est
 
 
-def _fit_once(pb: _Problem, Y: np.ndarray, rows: np.ndarray, n_dims: int, rng: np.random.Generator,
-              anchors: AnchorSet | None, irt: IRTModel | None = None):
-    """IRT (+ k-means anchors) + regression on ``Y[rows]``: an uncalibrated estimator."""
+def _fit_once(pb: _Problem, Y: np.ndarray, truth: np.ndarray, rows: np.ndarray, n_dims: int,
+              rng: np.random.Generator, anchors: AnchorSet | None, irt: IRTModel | None = None):
+    """IRT (+ k-means anchors) + regression on ``Y[rows]`` (full scores ``truth[rows]``): an
+    uncalibrated estimator."""
     if irt is None:
         irt = IRTModel(n_dims=n_dims, **pb.irt_kwargs).fit(Y[rows])
     extra = {}
@@ -167,8 +168,7 @@ def _fit_once(pb: _Problem, Y: np.ndarray, rows: np.ndarray, n_dims: int, rng: n
         anchors, extra["seed_mae"] = _select_kmeans(pb, irt, Y[rows], rng)
     est = _estimator(pb, irt, anchors)
     comp = est.components(Y[rows][:, anchors.positions])
-    truth = true_scores(Y[rows], pb.balance, pb.scen_idx, pb.S)
-    _with_ridge(est, *_fit_ridge(pb, comp, truth, anchors))
+    _with_ridge(est, *_fit_ridge(pb, comp, truth[rows], anchors))
     return est, anchors, irt, extra
 
 
@@ -260,10 +260,9 @@ def fit_estimator(
         result = _fit(pb, n_dims, int(n_folds), validation_fraction, seed, float(kappa), progress, metadata,
                       binarize, canon.models)
     # anchors as positions of the caller's matrix (the estimator itself holds item ids)
-    back = np.empty(N, dtype=np.int64)
-    back[np.arange(N)] = cols_in
     a = result.anchors
-    result.anchors = AnchorSet(back[a.positions], a.weights, a.labels[np.argsort(cols_in)], a.method, a.seed, a.strata)
+    result.anchors = AnchorSet(cols_in[a.positions], a.weights, a.labels[np.argsort(cols_in)], a.method, a.seed,
+                               a.strata)
     return result
 
 
@@ -286,6 +285,7 @@ def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progre
         easiness = np.where(obs.any(0), np.where(obs, Y, 0.0).sum(0) / np.maximum(obs.sum(0), 1), 0.5)
         anchors = stratified_anchors(easiness, pb.k, pb.balance, pb.scen, seed=seed)
     # --- 4. out-of-fold estimates
+    truth_all = true_scores(Y, pb.balance, pb.scen_idx, S)
     perm = rng.permutation(n)
     if n_folds == 1:
         n_val = max(2, int(round(validation_fraction * n)))
@@ -299,14 +299,13 @@ def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progre
     for r, val in enumerate(folds):
         steps.set_postfix_str(f"fold {r + 1}/{len(folds)}")
         train = np.setdiff1d(np.arange(n), val)
-        est_r, anchors_r, fold_irt, _ = _fit_once(pb, Y, train, n_dims, rng, anchors)
+        est_r, anchors_r, fold_irt, _ = _fit_once(pb, Y, truth_all, train, n_dims, rng, anchors)
         comp = est_r.components(Y[val][:, anchors_r.positions])
         for key in keys:
             oof[key][val] = comp[key]
         held[val] = True
         steps.update()
     rows = np.flatnonzero(held)
-    truth_all = true_scores(Y, pb.balance, pb.scen_idx, S)
     truth = truth_all[rows]
     oof = {key: v[rows] for key, v in oof.items()}
     # --- 5. calibration on the out-of-fold estimates
@@ -319,7 +318,7 @@ def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progre
     # --- 6. the shipped estimator: the same procedure on every training model
     steps.set_postfix_str(f"final fit on {n} models x {N} items")
     irt = fold_irt.refit(Y) if len(folds) == 1 else None  # one hold-out: warm start from its fit
-    est, anchors, irt, extra = _fit_once(pb, Y, np.arange(n), n_dims, rng, anchors, irt=irt)
+    est, anchors, irt, extra = _fit_once(pb, Y, truth_all, np.arange(n), n_dims, rng, anchors, irt=irt)
     steps.update()
     steps.close()
     for name in pb.scen_names:
@@ -363,9 +362,7 @@ def _calibrate(oof: dict, truth: np.ndarray, s: int, n_models: int, design: str,
     lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
     out = {"lambda": lam, "range": [max(lo, 0.0), min(hi, 1.0)], "kappa": kappa}
     if design == "kmeans":
-        gp = np.where(np.isnan(get["irt"]), get["pirt"], lam * np.nan_to_num(get["irt"]) + (1 - lam) * get["pirt"])
-        se = np.where(np.isnan(get["irt"]), get["se_pirt"],
-                      lam * np.nan_to_num(get["se_irt"]) + (1 - lam) * get["se_pirt"])
+        gp, se = gp_blend(get["irt"], get["pirt"], get["se_irt"], get["se_pirt"], lam)
         out.update(method="gpirt", interval_scale=interval_scale(gp, se, t, n_models=n_models))
         return out
     a = float(MIX_GRID[int(np.argmin([np.mean(np.abs(a * get["pirt"] + (1 - a) * get["ridge"] - t))
@@ -373,43 +370,36 @@ def _calibrate(oof: dict, truth: np.ndarray, s: int, n_models: int, design: str,
     mb = a * get["pirt"] + (1 - a) * get["ridge"]
     sigma = float(np.sqrt(np.mean((mb - t) ** 2))) if t.size else 0.0
     out.update(method="composite", pirt_weight=a, sigma=min(sigma, 1.0))
-    score, db_part, mb_part = _composite(get["db"], get["se_db"], mb, out)
-    out["interval_scale"] = _model_part_scale(score, db_part, mb_part, t, n_models, get["db"], get["se_db"])
+    out["interval_scale"] = _model_part_scale(get["db"], get["se_db"], mb, out, t, n_models)
     return out
 
 
-def _composite(db, se_db, mb, p) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The composite score and its two error parts (``g se_db``, ``(1 - g) sqrt(s2)``), as the estimator."""
-    lo, hi = p["range"]
-    dist = np.maximum(0.0, np.maximum(db - hi, lo - db))
-    s2 = p["sigma"] ** 2 + p["kappa"] * dist**2
-    v = se_db**2
-    g = np.divide(s2, s2 + v, out=np.ones_like(s2), where=(s2 + v) > 0)
-    return g * db + (1 - g) * mb, g * se_db, (1 - g) * np.sqrt(s2)
-
-
-def _final_se(comp_se, score, db, se_db, z: float = float(norm.ppf(0.975))):
-    """The score's standard error as the estimator reports it: never less than what holds the
-    design-based 90% interval ``db +- DESIGN_FLOOR_Z se_db``."""
-    return np.maximum(comp_se, (np.abs(score - db) + DESIGN_FLOOR_Z * se_db) / z)
-
-
-def _model_part_scale(score, se_db_part, se_mb_part, truth, n_models, db, se_db, confidence: float = 0.95) -> float:
-    """The factor c on the model-based error part such that ``score +- z (se_db + c se_mb)``
-    covers ``confidence`` of the out-of-fold truths (smallest such c on a grid, at least
-    0.25), widened by Student's t for the number of models it was measured on."""
+def _model_part_scale(db, se_db, mb, p: dict, truth, n_models, confidence: float = 0.95) -> float:
+    """The factor c on the model-based error part such that the composite's intervals cover
+    ``confidence`` of the out-of-fold truths (smallest such c on a grid, at least 0.25),
+    widened by Student's t for the number of models it was measured on."""
     from scipy.stats import t as t_dist
 
     z = norm.ppf(0.5 + confidence / 2)
-    err = np.abs(score - truth)
     grid = np.exp(np.linspace(np.log(0.25), np.log(20.0), 250))
     c = float(grid[-1])
     for cand in grid:
-        if np.mean(err <= z * _final_se(se_db_part + cand * se_mb_part, score, db, se_db)) >= confidence:
+        score, se, _ = _scenario_composite(db, se_db, mb, p, cand, z)
+        if np.mean(np.abs(score - truth) <= z * se) >= confidence:
             c = float(cand)
             break
     dof = max(int(n_models), 1)
     return c * float(t_dist.ppf(0.5 + confidence / 2, dof)) / z
+
+
+def _scenario_composite(db, se_db, mb, p: dict, scale: float, z: float = float(norm.ppf(0.975))):
+    """:func:`~builder.estimator.composite` with one scenario's settings."""
+    return composite(db, se_db, mb, p["sigma"], p["range"][0], p["range"][1], p["kappa"], scale, z)
+
+
+def _mb(oof: dict, s: int, p: dict) -> np.ndarray:
+    """The model-based estimate of scenario ``s`` (out-of-fold), as the estimator mixes it."""
+    return p["pirt_weight"] * oof["pirt"][:, s] + (1 - p["pirt_weight"]) * oof["ridge"][:, s]
 
 
 def scored(oof: dict, params: dict, scen_names) -> tuple[np.ndarray, np.ndarray]:
@@ -418,16 +408,14 @@ def scored(oof: dict, params: dict, scen_names) -> tuple[np.ndarray, np.ndarray]
     for s, name in enumerate(scen_names):
         p = params[name]
         if p["method"] == "composite":
-            mb = p["pirt_weight"] * oof["pirt"][:, s] + (1 - p["pirt_weight"]) * oof["ridge"][:, s]
-            score[:, s], a, b = _composite(oof["db"][:, s], oof["se_db"][:, s], mb, p)
-            se[:, s] = _final_se(a + p["interval_scale"] * b, score[:, s], oof["db"][:, s], oof["se_db"][:, s])
+            score[:, s], se[:, s], _ = _scenario_composite(oof["db"][:, s], oof["se_db"][:, s], _mb(oof, s, p), p,
+                                                           p["interval_scale"])
         else:
-            lam, irt = p["lambda"], oof["irt"][:, s]
-            score[:, s] = np.where(np.isnan(irt), oof["pirt"][:, s], lam * np.nan_to_num(irt) + (1 - lam) * oof["pirt"][:, s])
-            se_gp = np.where(np.isnan(irt), oof["se_pirt"][:, s],
-                             lam * np.nan_to_num(oof["se_irt"][:, s]) + (1 - lam) * oof["se_pirt"][:, s])
+            score[:, s], se_gp = gp_blend(oof["irt"][:, s], oof["pirt"][:, s], oof["se_irt"][:, s],
+                                          oof["se_pirt"][:, s], p["lambda"])
             se[:, s] = p["interval_scale"] * se_gp
-    return score, se
+    # a full score lies in [0, 1] (the estimator clips it too)
+    return np.clip(score, 0.0, 1.0), se
 
 
 def random_baseline(Y: np.ndarray, truth: np.ndarray, balance, scen, k: int, seed: int, draws: int = 50) -> np.ndarray:
@@ -459,8 +447,7 @@ def validation_report(Yv, truth, oof, params, pb: _Problem, k, seed) -> dict:
     for s, name in enumerate(pb.scen_names):
         t = truth[:, s]
         p = params[name]
-        gp = np.where(np.isnan(oof["irt"][:, s]), oof["pirt"][:, s],
-                      p["lambda"] * np.nan_to_num(oof["irt"][:, s]) + (1 - p["lambda"]) * oof["pirt"][:, s])
+        gp, _ = gp_blend(oof["irt"][:, s], oof["pirt"][:, s], oof["se_irt"][:, s], oof["se_pirt"][:, s], p["lambda"])
         mae = lambda x: float(np.nanmean(np.abs(x - t)))
         rho = spearmanr(score[:, s], t).statistic if len(t) > 2 and np.std(t) > 0 else float("nan")
         row = {"scenario": name, "models": int(len(t)), "random": float(rand_by[name]),
@@ -469,7 +456,7 @@ def validation_report(Yv, truth, oof, params, pb: _Problem, k, seed) -> dict:
                "coverage": coverage(score[:, s], z * se[:, s], t), "ci_width": float(np.mean(2 * z * se[:, s])),
                "method": p["method"], "lambda": p["lambda"], "interval_scale": p["interval_scale"]}
         if p["method"] == "composite":
-            row["mb"] = mae(p["pirt_weight"] * oof["pirt"][:, s] + (1 - p["pirt_weight"]) * oof["ridge"][:, s])
+            row["mb"] = mae(_mb(oof, s, p))
             row["pirt_weight"] = p["pirt_weight"]
         rows.append(row)
     return {"table": rows}

@@ -35,6 +35,20 @@ N_ITEMS, N_MODELS, K = 60, 30, 20
 TS = "2025-02-01T10-00-00.000000"
 
 
+
+def _spec_release_config(folder, matrix, content):
+    """A release config publishing the repository's tinyWMDP_bio spec from ``matrix`` and ``content``."""
+    return write_config(folder, f"""\
+        [release]
+        org = "tinyOrg"
+
+        [[benchmark]]
+        spec = "{SPEC}"
+        responses = "{matrix}"
+        content = {{ test = "{content}" }}
+        anchors = {K}
+        """)
+
 def _question(j: int) -> str:
     return f"Which agent {j} spreads by aerosol?"
 
@@ -101,16 +115,7 @@ def test_your_own_tiny_benchmark_from_ingest_to_push(inputs, tmp_path, capsys):
     assert got["model"].tolist() == ["org/new-model"]
     assert got["score"][0] == pytest.approx(est.estimate(y)["score"])
     # 4. release it: a release config naming the spec, --push to the Hub; consumers at the tag
-    cfg = write_config(tmp_path / "release", f"""\
-        [release]
-        org = "tinyOrg"
-
-        [[benchmark]]
-        spec = "{SPEC}"
-        responses = "{matrix}"
-        content = {{ test = "{content}" }}
-        anchors = {K}
-        """)
+    cfg = _spec_release_config(tmp_path / "release", matrix, content)
     rel = tmp_path / "rel"
     with HubServer() as hub:
         env = hub.client_env(tmp_path / "hf_home")
@@ -165,16 +170,7 @@ def test_lm_eval_runs_the_released_task_file(inputs, tmp_path):
     tmp, _, content, m = inputs
     matrix = tmp_path / "m.parquet"
     m.write(matrix)
-    cfg = write_config(tmp_path / "release", f"""\
-        [release]
-        org = "tinyOrg"
-
-        [[benchmark]]
-        spec = "{SPEC}"
-        responses = "{matrix}"
-        content = {{ test = "{content}" }}
-        anchors = {K}
-        """)
+    cfg = _spec_release_config(tmp_path / "release", matrix, content)
     rel = tmp_path / "rel"
     with HubServer() as hub:
         run_in_client(hub.client_env(tmp_path / "hf_home"), hub_clients.release_cli,

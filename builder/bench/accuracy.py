@@ -78,11 +78,10 @@ def run_split(name: str, path: str, protocol: str, seed: int, k: int, dev_rep: i
     }
 
 
-def attach_peers(row: dict, path: str, k: int, cache_dir, peers_python) -> None:
+def attach_peers(row: dict, matrix: ResponseMatrix, k: int, cache_dir, peers_python) -> None:
     """Add the BenchPred predictions of the row's split (cache; the venv on a miss)."""
     from .peers import PEER_METHODS, PeersUnavailableError, peer_predictions
 
-    matrix = ResponseMatrix.read(path)
     try:
         res = peer_predictions(row["dataset"], matrix.scores, matrix.models, matrix.items, row["protocol"],
                                row["seed"], k=k, methods=PEER_METHODS, cache_dir=cache_dir,
@@ -227,9 +226,10 @@ def main(argv=None) -> int:
     if not args.dev:
         from .peers import DEFAULT_CACHE_DIR
 
+        matrices = {name: ResponseMatrix.read(args.data_dir / f"{name}.parquet") for name in args.datasets}
         for row in rows:
-            attach_peers(row, str(args.data_dir / f"{row['dataset']}.parquet"), args.anchors,
-                         args.peers_cache or DEFAULT_CACHE_DIR, args.peers_python)
+            attach_peers(row, matrices[row["dataset"]], args.anchors, args.peers_cache or DEFAULT_CACHE_DIR,
+                         args.peers_python)
     from . import blas_threads
 
     print(f"\n{'DEV protocol (training models only)' if args.dev else 'Protocol'}; k = {args.anchors}; seeds "
