@@ -10,7 +10,7 @@ that are settings (not ``matrix``, ``n_anchors``, ``seed``, ``scenario_order``, 
 ``metadata``, which a build sets per estimator); ``fit_estimator(matrix, **options.as_kwargs())`` calls it. A
 test keeps the fields and defaults in agreement with the signature.
 
-This module imports nothing of the package (the settings sit below every floor that uses them).
+This module imports nothing of the package but the IRT model's own check of ``binarize``.
 """
 
 from __future__ import annotations
@@ -54,11 +54,12 @@ def check_repo_id(repo_id: Any, what: str = "repo_id") -> str:
 def check_binarize(value: Any) -> bool | float:
     """``binarize``: False (soft scores), True (the mean-preserving threshold) or a threshold
     strictly between 0 and 1 (any other number makes every score 0, or every score 1)."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, (int, float)) and 0.0 < float(value) < 1.0:
-        return float(value)
-    raise BuildError(f"binarize must be true/false or a threshold strictly between 0 and 1, got {value!r}")
+    from .irt import check_binarize as check  # the rule lives where binarize is used
+
+    try:
+        return check(value)
+    except ValueError:
+        raise BuildError(f"binarize must be true/false or a threshold strictly between 0 and 1, got {value!r}") from None
 
 
 @dataclass(frozen=True)
