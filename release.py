@@ -14,6 +14,6 @@ from pathlib import Path
 
 if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parent))  # a fresh clone without `pip install -e .`
-    from builder.__main__ import release_main
+    from builder.cli.main import release_main
 
     sys.exit(release_main())

@@ -1,9 +1,61 @@
 """Build, estimate and publish tiny versions of LLM benchmarks.
 
-Data flows one way::
+Data flows one way, one folder of the package per stage::
 
-    sources -> ResponseMatrix -> IRT fit -> anchors + calibration
-            -> estimator side files -> tiny dataset folder -> release
+    read/      evaluation outputs      -> ResponseMatrix (models x items)
+    model/     ResponseMatrix          -> IRT fit, anchors, regression, calibration (TinyEstimator)
+    registry/  what each tiny benchmark is (configs, prompts), your own spec files
+    dataset/   responses + content     -> a Hub-ready tiny dataset folder (data, side files, card)
+    release/   a release config        -> validated folders, one commit + tag per Hub repository
+    estimate/  score tables, lm-eval logs of a tiny task -> estimated full scores
+
+over a small kernel that every stage may use: ``estimator.py`` (standalone, uploaded next to
+the data), ``layout.py`` (the folder format), ``files.py`` (atomic outputs) and ``errors.py``.
+``cli/`` is the command line and ``bench/`` the benchmark scripts.
+
+The names below are the public API; each is loaded on first use, so ``import builder`` (and
+``from builder.estimator import TinyEstimator``) stays cheap.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
 __version__ = "0.1.0"
+
+#: public name -> the module that defines it
+_API = {
+    "BuildError": "builder.errors",
+    "TinyEstimator": "builder.estimator",
+    "ResponseMatrix": "builder.read",
+    "ingest": "builder.read",
+    "simulate_responses": "builder.read",
+    "fit_estimator": "builder.model",
+    "FitOptions": "builder.model",
+    "REGISTRY": "builder.registry",
+    "get_benchmark": "builder.registry",
+    "load_spec_file": "builder.registry",
+    "BuildOptions": "builder.dataset",
+    "build_benchmark": "builder.dataset",
+    "import_original": "builder.dataset",
+    "load_config": "builder.release",
+    "run_release": "builder.release",
+    "estimate_table": "builder.estimate",
+    "estimate_from_logs": "builder.estimate",
+}
+
+__all__ = ["__version__", *_API]
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name on first use (PEP 562)."""
+    if name in _API:
+        value = getattr(importlib.import_module(_API[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'builder' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_API))

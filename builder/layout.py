@@ -2,12 +2,12 @@
 
 A folder written by ``builder build`` (a Hub dataset repository)::
 
-    README.md                                  dataset card (builder.cards)
+    README.md                                  dataset card (builder.dataset.cards)
     <config>/<split>-00000-of-00001.parquet    one file per config and split (:func:`data_path`)
     [<estimator path>/]estimator.json          estimator side files (TinyEstimator.save),
     [<estimator path>/]irt_parameters.npz      at the root or one per config
     [<estimator path>/]validation.json         the out-of-fold validation report
-    lm_eval/<task>.yaml, lm_eval/tiny_utils.py the lm-evaluation-harness task files (builder.harness_tasks)
+    lm_eval/<task>.yaml, lm_eval/tiny_utils.py the lm-evaluation-harness task files (builder.dataset.harness_tasks)
     estimator.py                               the standalone estimator, copied as-is
     validation.png                             the validation plot (optional matplotlib)
     manifest.json                              versions, inputs, parameters, sha256 + size of every other file
@@ -44,9 +44,9 @@ from typing import Any, Iterator, Mapping
 
 import numpy as np
 
-from . import estimator as _estimator
-from .config import BuildError
-from .files import atomic_output
+from builder import estimator as _estimator
+from builder.errors import BuildError
+from builder.files import atomic_output
 
 DATASET_FORMAT = "tinybenchmarks-dataset"
 #: the manifest format of a ``builder fit`` folder
@@ -66,7 +66,7 @@ ESTIMATOR_JSON = "estimator.json"
 ESTIMATOR_NPZ = "irt_parameters.npz"
 #: the estimator's side files (TinyEstimator.save writes them; from_hub checks them)
 ESTIMATOR_FILES = (ESTIMATOR_JSON, ESTIMATOR_NPZ)
-#: folder of the lm-evaluation-harness task files (builder.harness_tasks)
+#: folder of the lm-evaluation-harness task files (builder.dataset.harness_tasks)
 HARNESS_DIR = "lm_eval"
 
 __all__ = [
@@ -136,7 +136,7 @@ def input_record(path: str | os.PathLike) -> dict:
 
 
 def matrix_record(m) -> dict:
-    """How the manifest names an in-memory :class:`~builder.matrix.ResponseMatrix`: its shape and a
+    """How the manifest names an in-memory :class:`~builder.read.matrix.ResponseMatrix`: its shape and a
     sha256 of its model and item ids and its scores (little-endian float64)."""
     h = hashlib.sha256()
     h.update(json.dumps([m.models, m.items]).encode())

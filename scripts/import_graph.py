@@ -1,49 +1,45 @@
 #!/usr/bin/env python
-"""The import graph of the ``builder`` package: print it, fail on a cycle or an arrow going back up.
+"""The import graph of the ``builder`` package, stage by stage: print it, fail on what breaks the stages.
 
 ::
 
-    python scripts/import_graph.py           # the graph floor by floor, module sizes, problems (exit 1)
+    python scripts/import_graph.py           # the graph stage by stage, module sizes, problems (exit 1)
     python scripts/import_graph.py --dot     # the same graph for Graphviz (dot -Tsvg)
 
 Every import counts, including the ones inside functions: a lazy import is still a dependency.
 
-The floors follow the README "How it works" picture, from its top (sources) down to the entry
-points. Data flows down the picture, so a module may import modules of its own floor or of a
-floor above it; an import of a module on a lower floor is an arrow going back up (the earlier
-stage would depend on a later one). Within a floor any import is allowed as long as there is
-no cycle. The standalone modules import nothing of the package, and anyone may import them
-(``estimator.py`` is uploaded next to the data and must run alone). A module on no floor is an
-error too: when you add a module, put it on its floor here and in the README picture.
+The package is a small kernel (the modules directly under ``builder/``) and one folder per stage
+of the pipeline, in the order data flows through them (:data:`STAGES`, the README picture).
+A module may import the kernel, its own stage and the stages before it; an import of a later
+stage is an arrow going back up. Across stages only what a stage exports may be imported: a
+name listed in ``__all__`` of the stage's ``__init__.py``, never a private module or name (the
+benchmark scripts, which measure internals, may import any public name of a public module).
+The kernel imports only the kernel, and its standalone modules (:data:`STANDALONE`) import
+nothing of the package (``estimator.py`` is uploaded next to the data and must run alone).
+The package's ``__init__.py`` (the public API, loaded lazily) and ``__main__.py`` are entry
+points: like the benchmark scripts, they may import any public name of a public module. No import cycle, no module over
+:data:`MAX_LINES` lines unless it is long on purpose, and every stage's ``__init__.py`` has a
+docstring and an ``__all__``.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
-import fnmatch
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "builder"
 
-#: (floor, module patterns), top of the README picture first
-FLOORS: list[tuple[str, tuple[str, ...]]] = [
-    ("sources", ("builder.matrix", "builder.csv_table", "builder.sources", "builder.sources.*", "builder.ingest", "builder.simulate")),
-    ("irt", ("builder.irt",)),
-    ("anchors", ("builder.anchors", "builder.calibrate", "builder.fitting")),
-    ("registry", ("builder.benchmarks", "builder.prompts", "builder.specs")),
-    ("folder", ("builder.config", "builder.layout", "builder.responses", "builder.content", "builder.harness_tasks",
-                "builder.original",
-                "builder.cards",
-                "builder.plan", "builder.dataset")),
-    ("release", ("builder.release_config", "builder.validate", "builder.hub_sync", "builder.publish")),
-    ("consumers", ("builder.estimate_io", "builder.harness_logs")),
-    ("entry points", ("builder.__main__", "builder.bench", "builder.bench.*")),
-]
-#: import nothing of the package; may be imported from any floor
-STANDALONE = ("builder", "builder.estimator", "builder.files")
+#: the stages, in the order data flows through them (a folder of builder/ each)
+STAGES: tuple[str, ...] = ("read", "model", "registry", "dataset", "release", "estimate", "cli", "bench")
+#: kernel modules that import nothing of the package
+STANDALONE = ("builder.estimator", "builder.files", "builder.errors")
+#: kernel modules that are entry points: they may import any public name of a stage's public modules
+ENTRY_POINTS = ("builder", "builder.__main__")
+#: stages that may import any public name of another stage's public modules (they measure internals)
+INTERNAL_READERS = ("bench",)
 MAX_LINES = 700
 #: modules allowed over MAX_LINES, and why
 LONG_ON_PURPOSE = {
@@ -63,11 +59,21 @@ def module_files(root: Path = ROOT) -> dict[str, Path]:
     return out
 
 
-def _resolve(module: str, is_package: bool, node: ast.ImportFrom | ast.Import, known: set[str]) -> set[str]:
-    """The package modules an import statement of ``module`` refers to."""
-    targets = set()
+def stage_of(module: str) -> str | None:
+    """The stage a module belongs to, or None for the kernel (modules directly under builder/)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and parts[1] in STAGES) else None
+
+
+def _imports(module: str, is_package: bool, node: ast.ImportFrom | ast.Import, known: set[str],
+             exports: dict[str, set[str] | None]):
+    """``(target module, imported name or None)`` pairs of one import statement of ``module``.
+
+    ``from builder.<stage> import x`` is the name ``x`` when the stage exports it, even where a
+    submodule has the same name (``builder.read.ingest`` the module, ``ingest`` the function).
+    """
     if isinstance(node, ast.Import):
-        names = [a.name for a in node.names]
+        names = [(a.name, None) for a in node.names]
     else:
         if node.level:
             base = module.split(".") if is_package else module.split(".")[:-1]
@@ -75,37 +81,56 @@ def _resolve(module: str, is_package: bool, node: ast.ImportFrom | ast.Import, k
             prefix = ".".join(base + ([node.module] if node.module else []))
         else:
             prefix = node.module or ""
-        # ``from . import x`` / ``from .pkg import mod``: a submodule when it is one, else the module itself
-        names = [f"{prefix}.{a.name}" if f"{prefix}.{a.name}" in known else prefix for a in node.names]
-    for name in names:
+        # ``from . import x`` / ``from .pkg import mod``: a submodule when it is one, else a name of the module
+        stage = prefix.split(".")[1] if prefix.count(".") == 1 and prefix.startswith(PACKAGE + ".") else None
+        exported = (exports.get(stage) or set()) if stage else set()
+        names = [(f"{prefix}.{a.name}", None) if f"{prefix}.{a.name}" in known and a.name not in exported
+                 else (prefix, a.name) for a in node.names]
+    for name, imported in names:
         while name and name not in known:  # ``import builder.x.y`` -> the longest known prefix
             name = name.rpartition(".")[0]
         if name == PACKAGE or name.startswith(PACKAGE + "."):
-            targets.add(name)
-    return targets
+            yield name, imported
+
+
+def import_table(root: Path = ROOT) -> dict[str, set[tuple[str, str | None]]]:
+    """Module -> the ``(package module, imported name or None)`` pairs it imports (anywhere in the file)."""
+    files = module_files(root)
+    known = set(files)
+    exports = stage_exports(root)
+    table: dict[str, set[tuple[str, str | None]]] = {}
+    for module, path in files.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        found: set[tuple[str, str | None]] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                found |= set(_imports(module, path.name == "__init__.py", node, known, exports))
+        table[module] = {(t, n) for t, n in found if t != module}
+    return table
 
 
 def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
     """Module -> the package modules it imports (anywhere in the file)."""
-    files = module_files(root)
-    known = set(files)
-    graph: dict[str, set[str]] = {}
-    for module, path in files.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        deps: set[str] = set()
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                deps |= _resolve(module, path.name == "__init__.py", node, known)
-        deps.discard(module)
-        graph[module] = deps
-    return graph
+    return {m: {t for t, _ in pairs} for m, pairs in import_table(root).items()}
 
 
-def floor_of(module: str) -> int | None:
-    for i, (_, patterns) in enumerate(FLOORS):
-        if any(fnmatch.fnmatchcase(module, p) for p in patterns):
-            return i
-    return None
+def stage_exports(root: Path = ROOT) -> dict[str, set[str] | None]:
+    """Stage -> the names in ``__all__`` of its ``__init__.py`` (None: no ``__all__`` there)."""
+    out: dict[str, set[str] | None] = {}
+    for stage in STAGES:
+        init = root / PACKAGE / stage / "__init__.py"
+        if not init.is_file():
+            continue
+        out[stage] = None
+        for node in ast.parse(init.read_text(encoding="utf-8")).body:
+            if (isinstance(node, (ast.Assign, ast.AnnAssign))
+                    and any(isinstance(t, ast.Name) and t.id == "__all__"
+                            for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))):
+                try:
+                    out[stage] = set(ast.literal_eval(node.value))
+                except ValueError:
+                    out[stage] = set()
+    return out
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -145,25 +170,47 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
-def problems(graph: dict[str, set[str]]) -> list[str]:
-    """Cycles, arrows going back up, standalone modules that import the package, modules on no floor."""
+def _private(dotted: str) -> bool:
+    return any(part.startswith("_") and part != "__init__" for part in dotted.split("."))
+
+
+def problems(table: dict[str, set[tuple[str, str | None]]], exports: dict[str, set[str] | None]) -> list[str]:
+    """Cycles, arrows going back up, private or unexported names taken across stages, stray modules."""
+    graph = {m: {t for t, _ in pairs} for m, pairs in table.items()}
     out = [f"import cycle: {' <-> '.join(c)}" for c in cycles(graph)]
-    for module in sorted(graph):
-        if module in STANDALONE:
-            bad = sorted(d for d in graph[module] if d != PACKAGE)
+    for stage, names in sorted(exports.items()):
+        if names is None:
+            out.append(f"builder.{stage} (the stage's __init__.py) has no __all__: list what other stages may use")
+    for module in sorted(table):
+        stage = stage_of(module)
+        if stage is not None and stage not in STAGES:
+            out.append(f"{module} is in no stage: put it in one of {', '.join(STAGES)} or directly under builder/")
+            continue
+        if stage is None and module not in ENTRY_POINTS:
+            bad = sorted({t for t, _ in table[module]} - {PACKAGE}) if module in STANDALONE else \
+                sorted(t for t, _ in table[module] if stage_of(t) is not None)
             if bad:
-                out.append(f"{module} must stay standalone but imports {', '.join(bad)}")
+                what = "must stay standalone but imports" if module in STANDALONE else "is kernel but imports"
+                out.append(f"{module} {what} {', '.join(bad)}")
             continue
-        floor = floor_of(module)
-        if floor is None:
-            out.append(f"{module} is on no floor: add it to FLOORS in scripts/import_graph.py and to the README picture")
-            continue
-        for dep in sorted(graph[module]):
-            if dep in STANDALONE:
+        for target, name in sorted(table[module], key=lambda p: (p[0], p[1] or "")):
+            target_stage = stage_of(target)
+            if target_stage is None or target_stage == stage:
                 continue
-            dep_floor = floor_of(dep)
-            if dep_floor is not None and dep_floor > floor:
-                out.append(f"arrow going back up: {module} ({FLOORS[floor][0]}) imports {dep} ({FLOORS[dep_floor][0]})")
+            if target_stage not in STAGES:
+                continue
+            if stage is not None and stage in STAGES and STAGES.index(target_stage) > STAGES.index(stage):
+                out.append(f"arrow going back up: {module} ({stage}) imports {target} ({target_stage})")
+                continue
+            what = f"{target}.{name}" if name else target
+            if stage in INTERNAL_READERS or module in ENTRY_POINTS:
+                if _private(what):
+                    out.append(f"{module} imports the private {what} of the {target_stage} stage")
+                continue
+            exported = exports.get(target_stage) or set()
+            if name is None or name not in exported:
+                out.append(f"{module} imports {what}, which the {target_stage} stage does not export "
+                           f"(add it to __all__ of builder/{target_stage}/__init__.py, or import an exported name)")
     return out
 
 
@@ -173,6 +220,16 @@ def size_problems(sizes: dict[str, int]) -> list[str]:
             if n > MAX_LINES and m not in LONG_ON_PURPOSE]
 
 
+def docstring_problems(root: Path = ROOT) -> list[str]:
+    """Stage packages without a docstring saying what the stage does."""
+    out = []
+    for stage in STAGES:
+        init = root / PACKAGE / stage / "__init__.py"
+        if init.is_file() and not ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))):
+            out.append(f"builder.{stage} (the stage's __init__.py) has no docstring saying what the stage does")
+    return out
+
+
 def line_counts(root: Path = ROOT) -> dict[str, int]:
     return {m: len(p.read_text(encoding="utf-8").splitlines()) for m, p in module_files(root).items()}
 
@@ -180,10 +237,9 @@ def line_counts(root: Path = ROOT) -> dict[str, int]:
 def render(graph: dict[str, set[str]], sizes: dict[str, int]) -> str:
     short = lambda m: m.removeprefix(PACKAGE + ".") if m != PACKAGE else PACKAGE  # noqa: E731
     lines = []
-    groups = [("standalone", [m for m in sorted(graph) if m in STANDALONE])]
-    for i, (name, _) in enumerate(FLOORS):
-        groups.append((name, [m for m in sorted(graph) if m not in STANDALONE and floor_of(m) == i]))
-    groups.append(("(no floor)", [m for m in sorted(graph) if m not in STANDALONE and floor_of(m) is None]))
+    groups = [("kernel", [m for m in sorted(graph) if stage_of(m) is None])]
+    groups += [(s, [m for m in sorted(graph) if stage_of(m) == s]) for s in STAGES]
+    groups.append(("(no stage)", [m for m in sorted(graph) if stage_of(m) not in (None, *STAGES)]))
     for name, modules in groups:
         if not modules:
             continue
@@ -207,21 +263,24 @@ def dot(graph: dict[str, set[str]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     parser.add_argument("--dot", action="store_true", help="print the graph in Graphviz format instead")
     parser.add_argument("--root", type=Path, default=ROOT, help="repository root (default: this checkout)")
     args = parser.parse_args(argv)
-    graph = import_graph(args.root)
+    table = import_table(args.root)
+    graph = {m: {t for t, _ in pairs} for m, pairs in table.items()}
     if args.dot:
         print(dot(graph))
         return 0
-    print(render(graph, line_counts(args.root)))
-    found = problems(graph) + size_problems(line_counts(args.root))
+    sizes = line_counts(args.root)
+    print(render(graph, sizes))
+    found = problems(table, stage_exports(args.root)) + size_problems(sizes) + docstring_problems(args.root)
     if found:
         print(f"\n{len(found)} problem(s):", *(f"  {p}" for p in found), sep="\n")
         return 1
-    print(f"\nno cycle, no arrow going back up, no module over ~{MAX_LINES} lines (but the standalone estimator)")
+    print(f"\nno cycle, no arrow going back up, nothing private or unexported taken across stages, "
+          f"no module over ~{MAX_LINES} lines (but the standalone estimator)")
     return 0
 
 

@@ -3,7 +3,7 @@
 import json
 
 from builder.bench import accuracy, speed
-from builder.simulate import simulate_responses
+from builder.read.simulate import simulate_responses
 
 
 def test_accuracy_script_runs_the_protocol(tmp_path, capsys):

@@ -405,7 +405,7 @@ DATA = peers.DEFAULT_DATA
 @pytest.mark.skipif(not DATA.exists(), reason="../shared/data is absent")
 def test_committed_cache_matches_the_real_data():
     """Every committed peer result is fresh: the accuracy benchmark never needs BenchPred."""
-    from builder.matrix import ResponseMatrix
+    from builder.read.matrix import ResponseMatrix
 
     if not any(peers.DEFAULT_CACHE_DIR.glob("*/*.json")):
         pytest.skip("no committed peer cache")

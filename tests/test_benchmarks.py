@@ -1,16 +1,16 @@
-"""The registry (builder.benchmarks): every entry consistent, cross-checked against the readers,
+"""The registry (builder.registry.benchmarks): every entry consistent, cross-checked against the readers,
 the prompt renderers and the original tinyBenchmarks names."""
 
 import dataclasses
 
 import pytest
 
-from builder import benchmarks as bm
-from builder import prompts
-from builder.benchmarks import (REGISTRY, BenchmarkSpec, ConfigSpec, get_benchmark, get_by_original,
+from builder.registry import benchmarks as bm
+from builder.registry import prompts
+from builder.registry.benchmarks import (REGISTRY, BenchmarkSpec, ConfigSpec, get_benchmark, get_by_original,
                                 list_benchmarks, register, size_category, validate_spec)
-from builder.sources.helm import LITE_MAIN
-from builder.sources.open_llm_leaderboard import V1_TASKS
+from builder.read.sources.helm import LITE_MAIN
+from builder.read.sources.open_llm_leaderboard import V1_TASKS
 
 EXPECTED = {"tinyMMLU", "tinyAI2_arc", "tinyHellaswag", "tinyWinogrande", "tinyTruthfulQA", "tinyGSM8k",
             "tinyAlpacaEval", "tinyHELM", "tinyOpenLLMLeaderboard"}

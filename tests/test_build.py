@@ -10,7 +10,7 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from builder.benchmarks import REGISTRY
+from builder.registry.benchmarks import REGISTRY
 from builder.estimator import TinyEstimator
 from builder.layout import config_anchor_ids, load_estimators, read_manifest, verify_manifest
 from helpers.builds import anchors_for, built, make_content, read_split

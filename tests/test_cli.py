@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from builder.__main__ import main
+from builder.cli.main import main
 from builder.estimator import TinyEstimator
 
 
@@ -70,7 +70,7 @@ def test_estimate_long_csv_with_missing_anchors(fitted):
 
 
 def test_fit_reads_long_format_and_is_deterministic(tmp_path):
-    from builder.simulate import simulate_responses
+    from builder.read.simulate import simulate_responses
 
     m, _ = simulate_responses(n_models=30, n_items=120, n_dims=1, seed=9, missing=0.05)
     long = m.to_frame().stack().rename("score").reset_index()

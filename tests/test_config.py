@@ -8,9 +8,11 @@ import inspect
 
 import pytest
 
-from builder import dataset
-from builder.config import BuildError, BuildOptions, FitOptions
-from builder.fitting import fit_estimator
+from builder.dataset import build as dataset
+from builder.dataset.options import BuildOptions
+from builder.errors import BuildError
+from builder.model.options import FitOptions
+from builder.model.fitting import fit_estimator
 from builder.layout import read_manifest
 from helpers.builds import write_fixture
 

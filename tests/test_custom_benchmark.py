@@ -18,11 +18,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from builder.__main__ import main
+from builder.cli.main import main
 from builder.estimator import TinyEstimator
-from builder.harness_logs import estimate_from_logs
+from builder.estimate.harness_logs import estimate_from_logs
 from builder.layout import read_manifest
-from builder.simulate import simulate_responses
+from builder.read.simulate import simulate_responses
 from helpers import hub_clients
 from helpers.builds import ROOT
 from helpers.client import run_in_client

@@ -340,7 +340,7 @@ def test_constructor_checks_shapes_and_values():
 
 
 def test_evaluate_answers_with_the_original_keys(tmp_path):
-    from builder.benchmarks import REGISTRY
+    from builder.registry.benchmarks import REGISTRY
     from builder.estimator import ORIGINAL_BENCHMARKS, evaluate
 
     # the standalone table agrees with the registry

@@ -1,4 +1,4 @@
-"""builder.harness_tasks: `build` writes the lm-evaluation-harness task files of the tiny dataset
+"""builder.dataset.harness_tasks: `build` writes the lm-evaluation-harness task files of the tiny dataset
 (lm_eval/<task>.yaml, pinned to the release tag), and the functions they name reproduce the
 harness requests of the rows."""
 
@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 import yaml
 
-from builder import prompts
-from builder.benchmarks import get_benchmark
-from builder.harness_tasks import HARNESS_DIR, UTILS_MODULE, task_files
+from builder.registry import prompts
+from builder.registry.benchmarks import get_benchmark
+from builder.dataset.harness_tasks import HARNESS_DIR, UTILS_MODULE, task_files
 from builder.layout import read_manifest, verify_manifest
 from helpers.builds import built, read_split
 
@@ -99,7 +99,7 @@ def test_custom_task_from_the_spec(tmp_path):
     """A custom benchmark's [harness] table becomes its task file (and its manifest task)."""
     import dataclasses
 
-    from builder.specs import spec_from_mapping
+    from builder.registry.specs import spec_from_mapping
 
     spec = spec_from_mapping({"name": "tinyX", "license": "mit", "citation": "@misc{x, title={X}}",
                               "prompt": "Q: {{ question }}\nA:",

@@ -8,11 +8,14 @@ import shutil
 
 import pytest
 
-from builder import cards, publish
-from builder.__main__ import main
-from builder.config import BuildOptions, FitOptions
-from builder.dataset import build_benchmark
-from builder.release_config import load_config
+from builder.dataset import cards
+
+from builder.release import publish
+from builder.cli.main import main
+from builder.dataset.options import BuildOptions
+from builder.model.options import FitOptions
+from builder.dataset.build import build_benchmark
+from builder.release.config import load_config
 from helpers.builds import all_bytes, write_fixture
 from helpers.folders import write_config
 

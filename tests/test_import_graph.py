@@ -1,11 +1,13 @@
-"""scripts/import_graph.py: the package has no import cycle and no arrow going back up the README
-picture; and the check does catch each kind of problem (on a small made-up package)."""
+"""scripts/import_graph.py: the package's stages import only backwards and only what earlier stages
+export; and the check does catch each kind of problem (on a small made-up package)."""
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import textwrap
 
+import builder
 from helpers.builds import ROOT
 
 
@@ -20,34 +22,81 @@ def test_the_package_graph_is_clean(capsys):
     graph = _script()
     assert graph.main([]) == 0, capsys.readouterr().out
     out = capsys.readouterr().out
-    assert "no cycle, no arrow going back up" in out and "[folder]" in out and "layout" in out
+    assert "no cycle, no arrow going back up" in out
+    assert all(f"[{stage}]" in out for stage in graph.STAGES) and "[kernel]" in out
 
 
-def test_the_check_finds_cycles_upward_arrows_and_strays(tmp_path, capsys):
+def test_every_stage_exports_what_its_all_lists_and_the_package_api_resolves():
     graph = _script()
-    files = {
-        "__init__.py": "__version__ = '0'\n",
-        "estimator.py": "from .matrix import ResponseMatrix\n",          # standalone must import nothing
-        "matrix.py": "def f():\n    from .dataset import build\n",       # sources floor imports the folder floor
-        "dataset.py": "from .cards import card\nbuild = 1\n",
-        "cards.py": "from . import dataset\ncard = 1\n",                   # cycle dataset <-> cards
-        "stray.py": "x = 1\n",                                             # on no floor
-    }
+    for stage, names in graph.stage_exports(ROOT).items():
+        module = importlib.import_module(f"builder.{stage}")
+        assert module.__doc__, stage
+        missing = [n for n in names or () if not hasattr(module, n)]
+        assert not missing, (stage, missing)
+    for name in builder.__all__:
+        assert getattr(builder, name) is not None, name
+    assert set(builder.__all__) <= set(dir(builder))
+
+
+def _write_package(root, files):
     for name, text in files.items():
-        (tmp_path / "builder" / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / "builder" / name).write_text(textwrap.dedent(text))
+        path = root / "builder" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def test_the_check_finds_cycles_upward_arrows_private_names_and_strays(tmp_path, capsys):
+    graph = _script()
+    _write_package(tmp_path, {
+        "__init__.py": "__version__ = '0'\n",
+        "estimator.py": "from builder.read.matrix import ResponseMatrix\n",   # standalone must import nothing
+        "layout.py": "from builder.dataset import build\n",                 # the kernel imports a stage
+        "read/__init__.py": '"""Read."""\nfrom builder.read.matrix import ResponseMatrix\n__all__ = ["ResponseMatrix"]\n',
+        "read/matrix.py": "ResponseMatrix = 1\n_helper = 2\ndef f():\n    from builder.dataset.build import build\n",
+        "read/_private.py": "x = 1\n",
+        "model/__init__.py": "__all__ = []\n",                             # no docstring
+        "model/fit.py": "from builder.read.matrix import _helper\nfrom builder.read._private import x\n",
+        "registry/__init__.py": '"""Registry: no __all__."""\n',
+        "dataset/__init__.py": '"""Dataset."""\n__all__ = ["build"]\n',
+        "dataset/build.py": "from builder.dataset.cards import card\nfrom builder.read import ResponseMatrix\nbuild = 1\n",
+        "dataset/cards.py": "from builder.dataset.build import build\ncard = 1\n",   # cycle build <-> cards
+        "dataset/plan.py": "from builder.read.matrix import ResponseMatrix\n",  # exported: fine
+        "bench/__init__.py": '"""Bench."""\n__all__ = []\n',
+        "bench/speed.py": "from builder.read.matrix import _helper\nfrom builder.model.fit import f\n",
+        "stray/x.py": "x = 1\n",                                                # in no stage
+    })
     assert graph.main(["--root", str(tmp_path)]) == 1
     out = capsys.readouterr().out
-    assert "import cycle: builder.cards <-> builder.dataset" in out
-    assert "arrow going back up: builder.matrix (sources) imports builder.dataset (folder)" in out
-    assert "builder.estimator must stay standalone but imports builder.matrix" in out
-    assert "builder.stray is on no floor" in out
+    assert "import cycle: builder.dataset.build <-> builder.dataset.cards" in out
+    assert "arrow going back up: builder.read.matrix (read) imports builder.dataset.build (dataset)" in out
+    assert "builder.estimator must stay standalone but imports builder.read.matrix" in out
+    assert "builder.layout is kernel but imports builder.dataset" in out
+    assert "builder.model.fit imports builder.read.matrix._helper, which the read stage does not export" in out
+    assert "builder.model.fit imports builder.read._private.x, which the read stage does not export" in out
+    assert "builder.bench.speed imports the private builder.read.matrix._helper of the read stage" in out
+    assert "builder.bench.speed imports builder.model.fit" not in out    # bench may read public internals
+    assert "builder.dataset.plan" not in out                              # an exported name, by its module
+    assert "builder.registry (the stage's __init__.py) has no __all__" in out
+    assert "builder.model (the stage's __init__.py) has no docstring" in out
+    assert "builder.stray.x is in no stage" in out
     assert graph.main(["--root", str(tmp_path), "--dot"]) == 0
-    assert '"builder.cards" -> "builder.dataset";' in capsys.readouterr().out
+    assert '"builder.dataset.cards" -> "builder.dataset.build";' in capsys.readouterr().out
+
+
+def test_a_stage_export_may_share_its_name_with_a_submodule(tmp_path, capsys):
+    graph = _script()
+    _write_package(tmp_path, {
+        "__init__.py": "",
+        "read/__init__.py": '"""Read."""\nfrom builder.read.ingest import ingest\n__all__ = ["ingest"]\n',
+        "read/ingest.py": "def ingest():\n    pass\n",
+        "model/__init__.py": '"""Model."""\n__all__ = []\n',
+        "model/fit.py": "from builder.read import ingest\n",
+    })
+    assert graph.main(["--root", str(tmp_path)]) == 0, capsys.readouterr().out
 
 
 def test_the_size_check_flags_long_modules_but_the_standalone_estimator():
     graph = _script()
-    assert graph.size_problems({"builder.ingest": 650, "builder.estimator": 1200}) == []
-    found = graph.size_problems({"builder.dataset": graph.MAX_LINES + 1})
-    assert len(found) == 1 and "builder.dataset" in found[0]
+    assert graph.size_problems({"builder.read.ingest": 650, "builder.estimator": 1200}) == []
+    found = graph.size_problems({"builder.dataset.build": graph.MAX_LINES + 1})
+    assert len(found) == 1 and "builder.dataset.build" in found[0]

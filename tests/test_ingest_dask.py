@@ -23,10 +23,11 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from builder.ingest import add_ingest_arguments, ingest, run_ingest  # noqa: E402
-from builder.matrix import ResponseMatrix  # noqa: E402
-from builder.sources import SourceError  # noqa: E402
-from builder.sources.dask_map import ClusterError  # noqa: E402
+from builder.cli.ingest import add_ingest_arguments, run_ingest  # noqa: E402
+from builder.read.ingest import ingest  # noqa: E402
+from builder.read.matrix import ResponseMatrix  # noqa: E402
+from builder.read.sources import SourceError  # noqa: E402
+from builder.read.sources.dask_map import ClusterError  # noqa: E402
 from helpers.ingest_trees import TS_NEW, v1_repo_files, write_helm_tree, write_lm_eval_tree, write_v1_tree  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]

@@ -10,12 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from builder.ingest import (IncompleteIngest, ModelProgress, add_ingest_arguments, ingest, ingest_with_report,
-                            read_hub_models, run_ingest)
-from builder.matrix import ResponseMatrix
-from builder.sources import ModelUnavailable, SourceError, _common, helm, lm_eval, open_llm_leaderboard
-from builder.sources._common import Options, UnitFailure, read_unit, read_unit_retrying
-from builder.sources.reduce import MatrixReducer, unit_keys
+from builder.cli.ingest import add_ingest_arguments, read_hub_models, run_ingest
+from builder.read.ingest import IncompleteIngest, ModelProgress, ingest, ingest_with_report
+from builder.read.matrix import ResponseMatrix
+from builder.read.sources import ModelUnavailable, SourceError, _common, helm, lm_eval, open_llm_leaderboard
+from builder.read.sources._common import Options, UnitFailure, read_unit, read_unit_retrying
+from builder.read.sources.reduce import MatrixReducer, unit_keys
 from helpers.ingest_trees import write_helm_tree, write_lm_eval_tree, write_v1_tree
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from builder import estimator, layout
-from builder.config import BuildError
+from builder.errors import BuildError
 from helpers.builds import built
 
 

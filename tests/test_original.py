@@ -10,9 +10,9 @@ import pickle
 import numpy as np
 import pytest
 
-from builder.__main__ import main
+from builder.cli.main import main
 from builder.estimator import TinyEstimator, evaluate
-from builder.original import LB_SCENARIOS, OriginalFormatError, original_estimator, read_original
+from builder.dataset.original import LB_SCENARIOS, OriginalFormatError, original_estimator, read_original
 from helpers.original_release import original_evaluate, write_original_pickle
 from helpers.sources import write_malicious_pickle
 

@@ -1,9 +1,9 @@
-"""Releases (builder.publish, builder.release_config, the `release` command / release.py): config
+"""Releases (builder.release.publish, builder.release.config, the `release` command / release.py): config
 parsing, CLI errors, build + validate without --push, and full releases with --push against the
 loopback Hub (in a fresh process: `helpers.client.run_in_client`).
 
 Most tests build with `helpers.folders.fake_build` (the build_benchmark contract, tiny folders,
-patched in for `builder.publish.build_benchmark`); `test_end_to_end_real_build` runs the real
+patched in for `builder.release.publish.build_benchmark`); `test_end_to_end_real_build` runs the real
 builder through the release.py script.
 """
 
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from builder import publish
-from builder.__main__ import main as builder_main
-from builder.__main__ import release_main
+from builder.release import publish
+from builder.cli.main import main as builder_main
+from builder.cli.main import release_main
 from helpers import hub_clients
 from helpers.builds import ROOT, SHARED
 from helpers.client import run_in_client
@@ -38,7 +38,7 @@ def fake(monkeypatch):
 
 
 def test_load_config_resolves_paths_against_the_config_folder(tmp_path, monkeypatch):
-    from builder.release_config import load_config
+    from builder.release.config import load_config
 
     cfg_dir = tmp_path / "cfg"
     (cfg_dir / "data").mkdir(parents=True)
@@ -157,7 +157,7 @@ def test_release_subcommand_is_release_py(capsys):
 
 
 def test_versions_and_previous_tag_selection():
-    from builder.release_config import ConfigError, latest_release_below, parse_version, version_tag
+    from builder.release.config import ConfigError, latest_release_below, parse_version, version_tag
 
     assert parse_version("1.2.3") == (1, 2, 3) and parse_version("v0.10.0") == (0, 10, 0)
     assert version_tag("1.0.0") == "v1.0.0"
@@ -174,8 +174,8 @@ def test_versions_and_previous_tag_selection():
 
 def test_repository_configs_cover_the_registry():
     """release.toml lists every registered tiny benchmark (when you register one, add its sources)."""
-    from builder.benchmarks import REGISTRY
-    from builder.release_config import load_config
+    from builder.registry.benchmarks import REGISTRY
+    from builder.release.config import load_config
 
     full = load_config(ROOT / "release.toml", check_paths=False)
     assert full.org == "tinyBenchmarks"
@@ -334,7 +334,7 @@ def test_end_to_end_real_build(tmp_path):
     against the fetched v1.0.0), then consumers at each tag."""
     import pandas as pd
 
-    from builder.simulate import simulate_responses
+    from builder.read.simulate import simulate_responses
 
     data = tmp_path / "inputs"
     data.mkdir()

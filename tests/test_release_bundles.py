@@ -10,10 +10,10 @@ import json
 import pandas as pd
 import pytest
 
-from builder.__main__ import release_main
+from builder.cli.main import release_main
 from builder.layout import read_manifest
-from builder.release_config import ConfigError, load_config
-from builder.simulate import simulate_responses
+from builder.release.config import ConfigError, load_config
+from builder.read.simulate import simulate_responses
 from helpers import hub_clients
 from helpers.builds import ROOT, SHARED
 from helpers.client import run_in_client

@@ -24,11 +24,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from builder.__main__ import main
-from builder.config import BuildError, BuildOptions, FitOptions, check_repo_id
-from builder.matrix import MatrixFormatError, ResponseMatrix
-from builder.simulate import simulate_responses
-from builder.sources import SourceError, legacy_pickle
+from builder.cli.main import main
+from builder.dataset.options import BuildOptions, check_repo_id
+from builder.errors import BuildError
+from builder.model.options import FitOptions
+from builder.read.matrix import MatrixFormatError, ResponseMatrix
+from builder.read.simulate import simulate_responses
+from builder.read.sources import SourceError, legacy_pickle
 from helpers.builds import ROOT
 from helpers.sources import lm_record, write_lm_eval_run
 
@@ -218,7 +220,7 @@ def test_deep_json_is_one_error_line_also_from_pool_workers(tmp_path, jobs, caps
 
 def test_deep_json_is_one_error_line_from_dask_workers(tmp_path):
     distributed = pytest.importorskip("distributed")
-    from builder.ingest import ingest
+    from builder.read.ingest import ingest
 
     root = _lm_tree(tmp_path / "logs", bad_model=2, bad_line=_deep(50_000))
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
@@ -230,7 +232,7 @@ def test_deep_json_is_one_error_line_from_dask_workers(tmp_path):
 def test_deep_json_elsewhere(tmp_path, capsys):
     """A results json, a content file and a manifest nested too deeply: one error line each."""
     from builder import layout
-    from builder.content import _read_local_table
+    from builder.dataset.content import _read_local_table
 
     (tmp_path / "c.json").write_text(_deep(100_000))
     with pytest.raises(BuildError, match="nested too deeply"):
@@ -254,7 +256,7 @@ def test_integral_doc_ids_in_other_spellings_are_accepted(tmp_path):
     root = tmp_path / "logs"
     recs = [dict(lm_record(i, 1.0), doc_id=v) for i, v in enumerate([0, 1.0, "2", 3])]
     write_lm_eval_run(root, "org/m", {"wmdp_bio": recs})
-    from builder.ingest import ingest
+    from builder.read.ingest import ingest
 
     assert ingest(root).items == ["0", "1", "2", "3"]
 
@@ -326,7 +328,7 @@ def test_pickles_that_would_inflate_are_refused_before_allocating(tmp_path, name
                          b"\x93J@B\x0f\x00J\xa0\x86\x01\x00\x86C\x01b\x87R.")
     assert path.stat().st_size < 2_000_000
     rc, err, peak = _peak_rss_of(
-        "from builder.sources import legacy_pickle, SourceError\n"
+        "from builder.read.sources import legacy_pickle, SourceError\n"
         f"try:\n    legacy_pickle.read({str(path)!r})\nexcept SourceError as e:\n    print('REFUSED', e, file=sys.stderr)\n")
     assert rc == 0 and "REFUSED" in err and "Traceback" not in err, err
     assert re.search(r"asks for|declares more than", err), err
@@ -440,7 +442,7 @@ BAD_REPO_IDS = ["org/name\n", "org/../name", "org/na..me", "org--x/name", "org/n
 
 @pytest.mark.parametrize("repo_id", BAD_REPO_IDS)
 def test_repo_ids_the_hub_rejects_are_refused(repo_id, tmp_path):
-    from builder.release_config import ConfigError, load_config
+    from builder.release.config import ConfigError, load_config
     from helpers.folders import write_config
 
     with pytest.raises(BuildError, match="repo"):
@@ -456,7 +458,7 @@ def test_repo_ids_the_hub_rejects_are_refused(repo_id, tmp_path):
 
 @pytest.mark.parametrize("org", ["tinyOrg\n", "tiny..Org", "tiny--Org", "tiny Org", "-tinyOrg"])
 def test_org_names_the_hub_rejects_are_refused(org, tmp_path, capsys):
-    from builder.__main__ import release_main
+    from builder.cli.main import release_main
     from helpers.folders import write_config
 
     (tmp_path / "r.parquet").write_bytes(b"x")
@@ -468,7 +470,7 @@ def test_org_names_the_hub_rejects_are_refused(org, tmp_path, capsys):
 
 
 def test_a_spec_name_the_hub_rejects_is_refused(tmp_path):
-    from builder.specs import SpecError, spec_from_mapping
+    from builder.registry.specs import SpecError, spec_from_mapping
 
     base = {"pretty_name": "X", "license": "mit", "citation": "@misc{x}", "item_id_column": "item_id"}
     for name in ("tinyX\n", "tiny X", "tiny..X/.."):
@@ -486,7 +488,7 @@ def test_valid_repo_ids_pass():
 def test_the_card_pastes_ids_as_python_literals(tmp_path):
     """Whatever a manifest says (a tampered --previous folder, an old build), the card's example
     code parses and the repository id and tag are plain string literals in it."""
-    from builder.cards import CardInputs, python_string, render_card
+    from builder.dataset.cards import CardInputs, python_string, render_card
     from helpers.builds import built
 
     evil = 'org/x"); import os; os.system("touch pwned"); ("'

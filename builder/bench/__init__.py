@@ -6,6 +6,9 @@ timings depend on it.
 """
 
 
+__all__ = ["blas_threads"]
+
+
 def blas_threads() -> int:
     """The number of threads the loaded BLAS libraries use now (1 when none is loaded)."""
     try:

@@ -33,8 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..matrix import ResponseMatrix
-from . import protocols
+from builder.read import ResponseMatrix
+from builder.bench import protocols
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "responses"
 OURS = ("irt", "pirt", "gpirt", "score")
@@ -48,8 +48,8 @@ LABELS = {"irt": "irt", "pirt": "p-IRT", "gpirt": "gp-IRT", "score": "**score**"
 def run_split(name: str, path: str, protocol: str, seed: int, k: int, dev_rep: int | None,
               fit_kwargs: dict) -> dict:
     """Fit on one split's training models and estimate its test models (one task)."""
-    from ..fitting import fit_estimator
-    from .peers import random_k_mae
+    from builder.model import fit_estimator
+    from builder.bench.peers import random_k_mae
 
     matrix = ResponseMatrix.read(path)
     Y, models = matrix.scores, matrix.models
@@ -80,7 +80,7 @@ def run_split(name: str, path: str, protocol: str, seed: int, k: int, dev_rep: i
 
 def attach_peers(row: dict, matrix: ResponseMatrix, k: int, cache_dir, peers_python) -> None:
     """Add the BenchPred predictions of the row's split (cache; the venv on a miss)."""
-    from .peers import PEER_METHODS, PeersUnavailableError, peer_predictions
+    from builder.bench.peers import PEER_METHODS, PeersUnavailableError, peer_predictions
 
     try:
         res = peer_predictions(row["dataset"], matrix.scores, matrix.models, matrix.items, row["protocol"],
@@ -224,13 +224,13 @@ def main(argv=None) -> int:
                   f"{_mae(row['score'], row['truth']):.4f}, random-k {row['random']:.4f}, fit {row['fit_seconds']:.1f} s",
                   file=sys.stderr)
     if not args.dev:
-        from .peers import DEFAULT_CACHE_DIR
+        from builder.bench.peers import DEFAULT_CACHE_DIR
 
         matrices = {name: ResponseMatrix.read(args.data_dir / f"{name}.parquet") for name in args.datasets}
         for row in rows:
             attach_peers(row, matrices[row["dataset"]], args.anchors, args.peers_cache or DEFAULT_CACHE_DIR,
                          args.peers_python)
-    from . import blas_threads
+    from builder.bench import blas_threads
 
     print(f"\n{'DEV protocol (training models only)' if args.dev else 'Protocol'}; k = {args.anchors}; seeds "
           f"{args.seeds}; design {args.design}; {time.perf_counter() - t0:.0f} s with {args.jobs} process(es); "

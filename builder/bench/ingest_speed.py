@@ -10,7 +10,7 @@ matrix by the local process pool and by a 2-worker Dask LocalCluster.
 Writes fixture details for N models (all six benchmarks, 28,659 rows each: ARC 1172,
 HellaSwag 10042, MMLU 14042 over 57 subject files, TruthfulQA 817, Winogrande 1267,
 GSM8K 1319; 62 parquet files per model, laid out like the Hub repos) into ``--workdir``
-(default: a temporary folder, removed at the end), then times ``builder.ingest.ingest`` on the
+(default: a temporary folder, removed at the end), then times ``builder.read.ingest.ingest`` on the
 folder once per engine. Each engine runs in a fresh Python process, so that the peak resident
 memory (``ru_maxrss``) of that process, the *client*, is its own; the Dask workers and the
 process pool's workers are other processes. The fixture files hold only small columns
@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from builder.sources.open_llm_leaderboard import MMLU_ROWS, V1_TASKS, V1_TOTAL_ROWS
+from builder.read.sources.open_llm_leaderboard import MMLU_ROWS, V1_TASKS, V1_TOTAL_ROWS
 
 TS = "2024-01-15T10-20-30.123456"
 BENCHES = ("arc", "hellaswag", "mmlu", "truthfulqa", "winogrande", "gsm8k")
@@ -101,7 +101,7 @@ def generate(root: Path, n: int, workers: int) -> float:
 
 def check(matrix, k: int) -> None:
     """The matrix row of model k equals its generated headline scores."""
-    from builder.sources.open_llm_leaderboard import classify
+    from builder.read.sources.open_llm_leaderboard import classify
 
     row = matrix.scores[matrix.models.index(f"bench-org/model-{k:05d}")]
     col = {c: j for j, c in enumerate(matrix.items)}
@@ -136,7 +136,7 @@ def digest(matrix) -> str:
 
 def run_one(engine: str, root: Path, workers: int, executor: str) -> dict:
     """Time one ingest of ``root`` in this process (a fresh one: see :func:`measure`)."""
-    from builder.ingest import ingest
+    from builder.read import ingest
 
     setup = 0.0
     if engine == "dask":
@@ -243,7 +243,7 @@ def _bench(args, engines: list[str], workdir: Path) -> int:
     print()
     print(f"Open LLM Leaderboard v1 details: {present} models x {files} files ({V1_TOTAL_ROWS} rows/model), "
           f"{size / 2**20:.0f} MiB on disk; fixtures generated in {gen:.1f} s")
-    from . import blas_threads
+    from builder.bench import blas_threads
 
     threads = blas_threads()  # the workers inherit this process's environment and BLAS defaults
     print("| engine | workers | BLAS threads | models | items | setup s | ingest s | models/s | ms/model/worker | "

@@ -74,7 +74,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from . import protocols
+from builder.bench import protocols
 
 #: the BenchPred methods of the accuracy benchmark (keys of ``benchpred.all_methods``)
 PEER_METHODS = (
@@ -227,7 +227,7 @@ def read_cached(path: str | os.PathLike, key: str) -> dict | None:
 
 def write_cached(path: str | os.PathLike, record: dict) -> None:
     """Write ``record`` as JSON atomically (a crash never leaves half a file)."""
-    from ..files import atomic_output
+    from builder.files import atomic_output
 
     with atomic_output(path) as tmp:
         with open(tmp, "w", encoding="utf-8") as fh:
@@ -557,7 +557,7 @@ def main(argv=None) -> int:
     if args.peers_python is not None and not args.peers_python.exists():
         print(f"error: --peers-python {args.peers_python} does not exist; {VENV_RECIPE}", file=sys.stderr)
         return 2
-    from ..matrix import ResponseMatrix  # our reader (the worker never needs it)
+    from builder.read import ResponseMatrix  # our reader (the worker never needs it)
 
     matrices = {}
     for name in args.datasets:

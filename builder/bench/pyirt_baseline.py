@@ -267,7 +267,7 @@ def main(argv=None) -> int:
     ap.add_argument("--json", type=Path, help="also write the result as JSON")
     args = ap.parse_args(argv)
 
-    from ..simulate import simulate_responses
+    from builder.read import simulate_responses
 
     matrix, _ = simulate_responses(n_models=args.models, n_items=args.items, n_dims=args.dims,
                                    seed=args.seed, missing=args.missing)

@@ -25,8 +25,8 @@ import time
 
 import numpy as np
 
-from ..fitting import fit_estimator
-from ..simulate import simulate_responses
+from builder.model import fit_estimator
+from builder.read import simulate_responses
 
 
 def time_estimates(est, Y_anchor: np.ndarray, repeats: int) -> dict:
@@ -44,7 +44,7 @@ def time_estimates(est, Y_anchor: np.ndarray, repeats: int) -> dict:
 
 def time_original(est, Y_anchor: np.ndarray, repeats: int, scenario_lists: bool = True) -> float:
     """ms per model of the original per-call estimation, on our fitted parameters."""
-    from .original import original_balance_weights, original_estimate, to_original_params
+    from builder.bench.original import original_balance_weights, original_estimate, to_original_params
 
     A3, B3 = to_original_params(*est.irt_parameters())
     bw = original_balance_weights(len(est.item_ids))
@@ -73,7 +73,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     from threadpoolctl import threadpool_limits
 
-    from . import blas_threads
+    from builder.bench import blas_threads
 
     available = blas_threads()
 
@@ -100,7 +100,7 @@ def main(argv=None) -> int:
                  str(threads)))
     rows.append(("estimate, batched", f"{ours['ms_per_model_batched']:.2f} ms", "", "", str(threads)))
     if args.pyirt_epochs:
-        from .pyirt_baseline import extrapolate, time_pyirt
+        from builder.bench.pyirt_baseline import extrapolate, time_pyirt
 
         D = args.pyirt_dims or est.n_dims
         r = time_pyirt(matrix.scores, dims=D, epochs=args.pyirt_epochs, seed=0, threads=args.pyirt_threads)

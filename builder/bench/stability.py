@@ -21,12 +21,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..matrix import ResponseMatrix
+from builder.read import ResponseMatrix
 
 
 def fit_summary(path: str, k: int, seed: int) -> dict:
     """Anchors and estimates of a fit of the table at ``path``."""
-    from ..fitting import fit_estimator
+    from builder.model import fit_estimator
 
     matrix = ResponseMatrix.read(path)
     res = fit_estimator(matrix, n_anchors=k, seed=seed, progress=False)

@@ -4,7 +4,7 @@
 written last; the folder swapped in atomically), one config ``default`` with a ``test`` split,
 a card with ``configs:`` and a changelog, real estimator side files (so
 ``TinyEstimator.from_hub`` works on them) and ``estimator.py``. :func:`fake_build` has the
-signature of ``builder.dataset.build_benchmark`` (the release's build contract) and makes such
+signature of ``builder.dataset.build.build_benchmark`` (the release's build contract) and makes such
 a folder in a fraction of a second. :func:`write_config` / :func:`fake_config` write release
 configs.
 """
@@ -95,9 +95,9 @@ def make_folder(out, *, version="1.0.0", seed=0, k=5, extra=None, previous=None,
 
 def fake_build(benchmark, responses, content=None, options=None, *, out, previous=None, templates=None,
                progress=False):
-    """Stand-in for ``builder.dataset.build_benchmark`` (same signature). ``responses`` may name a
+    """Stand-in for ``builder.dataset.build.build_benchmark`` (same signature). ``responses`` may name a
     JSON file of options: ``{"extra": {relpath: text}, "fail": "message"}``."""
-    from builder.config import BuildOptions
+    from builder.dataset.options import BuildOptions
 
     options = options if options is not None else BuildOptions()
     name = benchmark if isinstance(benchmark, str) else benchmark.name

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-# ============================================================================ releases (builder.hub_sync, the CLI)
+# ============================================================================ releases (builder.release.hub_sync, the CLI)
 
 
 def repo_state(repo: str, api=None) -> dict:
@@ -27,8 +27,8 @@ def publish_steps(repo: str, steps: list[list]) -> dict:
     ``{"ok": result}`` or ``{"error": message}``) or ``["state", label]`` (:func:`repo_state`)."""
     from huggingface_hub import HfApi
 
-    from builder.hub_sync import publish_folder
-    from builder.release_config import ReleaseError
+    from builder.release.hub_sync import publish_folder
+    from builder.release.config import ReleaseError
 
     api = HfApi()
     out: dict[str, Any] = {}
@@ -48,8 +48,8 @@ def publish_steps(repo: str, steps: list[list]) -> dict:
 
 def publish_release_all(folders: dict[str, str], version: str) -> dict:
     """``publish_release({repo_id: folder}, version)``: ``{"ok": True}`` or ``{"error": message}``."""
-    from builder.hub_sync import publish_release
-    from builder.release_config import ReleaseError
+    from builder.release.hub_sync import publish_release
+    from builder.release.config import ReleaseError
 
     try:
         publish_release(folders, version, progress=False)
@@ -97,14 +97,14 @@ def from_hub_each(repo: str, revisions: list[str]) -> dict:
 
 
 def release_cli(runs: list[list[str]], *, fake: bool = True) -> dict:
-    """``release.py ARGS`` for each run (``builder.__main__.release_main``): ``{"codes": [...]}``.
+    """``release.py ARGS`` for each run (``builder.cli.main.release_main``): ``{"codes": [...]}``.
 
     ``fake``: the release builds with :func:`helpers.folders.fake_build` instead of the real builder.
     """
     from unittest import mock
 
-    from builder import publish
-    from builder.__main__ import release_main
+    from builder.release import publish
+    from builder.cli.main import release_main
     from helpers.folders import fake_build
 
     codes = []

@@ -1,0 +1,172 @@
+"""Build a tiny benchmark as a Hub-ready dataset folder (``builder build``): read, fit, plan, write.
+
+::
+
+    build_benchmark("tinyMMLU", "mmlu_responses.parquet", {"test": "mmlu_test.parquet", "dev": "mmlu_dev.parquet"},
+                    BuildOptions(version="1.0.0"), out="tinyMMLU")
+
+1. :func:`read_inputs`: the responses (:mod:`builder.dataset.responses`: a score table or anything
+   :func:`builder.read.ingest.ingest` reads), each config's items, the content of every split
+   (:mod:`builder.dataset.content`), checked against each other;
+2. :func:`fit_estimators`: :func:`builder.model.fitting.fit_estimator` per estimator (a bundle,
+   ``spec.joint``, has one across its configs; independent configs one each, in ``<config>/``);
+3. :func:`builder.dataset.plan.plan_folder`: what goes into the folder (pure);
+4. :func:`write_folder`: writes it into a temporary sibling folder (estimators, reports, data,
+   ``estimator.py``, plot and card, then the manifest, once, with the hashes of every other
+   file) and swaps it into place (:func:`builder.layout.staging`: an existing folder is replaced
+   only if it is empty or a previous build).
+
+The folder format is :mod:`builder.layout`'s. ``load_dataset(folder, config, split=...)`` gives
+what ``load_dataset("tinyBenchmarks/<name>", config, split=...)`` gives; the tiny split's rows
+follow ``TinyEstimator.anchor_ids`` (restricted to the config's scenario). The same inputs and
+seed give byte-identical folders: parquet with fixed writer settings, no timestamps,
+deterministic npz and PNG, and no absolute paths (inputs are named by base name and sha256).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from builder import layout
+from builder.registry import BenchmarkSpec, get_benchmark
+from builder.dataset.cards import CardInputs, write_card_files
+from builder.dataset.options import BuildOptions
+from builder.dataset.content import load_content, local_tiny_content, match_content, source_content
+from builder.model import fit_estimator
+from builder.read import ResponseMatrix, subscenario_of
+from builder.dataset.plan import BuildInputs, EstimatorFit, FolderPlan, plan_folder
+from builder.dataset.responses import assign_items, present_configs, read_responses
+
+__all__ = ["build_benchmark", "read_inputs", "fit_estimators", "write_folder"]
+
+
+def build_benchmark(
+    benchmark: str | BenchmarkSpec,
+    responses: Any,
+    content: Mapping[str, str] | None = None,
+    options: BuildOptions | None = None,
+    *,
+    out: str | os.PathLike,
+    previous: str | os.PathLike | None = None,
+    templates: str | os.PathLike | None = None,
+    progress: bool = False,
+) -> Path:
+    """Fit, select anchors and write the tiny dataset folder ``out``; returns ``out``.
+
+    Parameters
+    ----------
+    benchmark : str or BenchmarkSpec
+        A registered benchmark (:data:`builder.registry.benchmarks.REGISTRY`) or a spec.
+    responses
+        Score table path, evaluation output path(s) (:func:`builder.read.ingest.ingest`), or a
+        :class:`ResponseMatrix`.
+    content : dict, optional
+        ``SPLIT`` (or ``CONFIG/SPLIT``) -> local parquet/CSV/JSON in the upstream schema,
+        local dataset folder, or Hub id (``hub:owner/name``); default: the registry's upstream.
+    options : BuildOptions, optional
+        Anchors, seed, version, repo id and tag shown in the card, item order, fit options.
+    out : path
+        Output folder (replaced atomically; an existing folder must be a previous build or empty).
+    previous : path, optional
+        Folder of the previous version: the card's changelog lists anchors in/out and the
+        change of the validation errors.
+    templates : path, optional
+        Card templates (default ``dataset_cards/``).
+    progress : bool
+        Progress bar of the fit.
+    """
+    spec = get_benchmark(benchmark) if isinstance(benchmark, str) else benchmark
+    options = options if options is not None else BuildOptions()
+    if not isinstance(options, BuildOptions):
+        raise TypeError(f"options must be a BuildOptions (builder.dataset.options), got {type(options).__name__}")
+    options.anchors_for(spec.anchors)
+    out = Path(out)
+    layout.check_replaceable(out)  # fail before the fit, not after it
+    prev = CardInputs.from_folder(previous) if previous is not None else None
+    inputs = read_inputs(spec, responses, content, options.item_order)
+    fits = fit_estimators(inputs.spec, inputs, options, progress=progress)
+    return write_folder(plan_folder(inputs.spec, inputs, fits, options), out, previous=prev, templates=templates)
+
+
+def read_inputs(spec: BenchmarkSpec, responses: Any, content: Mapping[str, str] | None = None,
+                item_order: str = "upstream") -> BuildInputs:
+    """Read the responses and the content, assign items to configs, check that they match.
+
+    ``responses`` may map a bundle's config names to their sources; a bundle is built from the
+    configs that have responses (``BuildInputs.spec`` is the benchmark restricted to them).
+    """
+    matrix, records = read_responses(spec, responses, local_tiny_content(spec, content))
+    assigned = assign_items(spec, matrix)
+    spec = present_configs(spec, assigned)
+    assigned = {c.name: assigned[c.name] for c in spec.configs}
+    from_source = {c.name: source_content(c, matrix, assigned[c.name].columns, assigned[c.name].content_ids)
+                   for c in spec.configs if getattr(c, "content_from", "upstream") == "source"}
+    contents = load_content(spec, content, {n: ci.content_ids for n, ci in assigned.items()}, from_source)
+    match_content(spec, matrix, assigned, contents, item_order)
+    return BuildInputs(matrix, records, assigned, contents, spec)
+
+
+def fit_estimators(spec: BenchmarkSpec, inputs: BuildInputs, options: BuildOptions,
+                   progress: bool = False) -> list[EstimatorFit]:
+    """One fit per estimator: all configs together (a bundle, or a single config), else one per config."""
+    matrix, assigned = inputs.matrix, inputs.assigned
+    k = options.anchors_for(spec.anchors)
+    groups = [spec.configs] if (spec.joint or len(spec.configs) == 1) else [[c] for c in spec.configs]
+    fits = []
+    for configs in groups:
+        cols, ids, scen, sub, content_of = [], [], [], [], {}
+        for c in configs:
+            ci = assigned[c.name]
+            content_of[c.name] = {}
+            for j, cid in zip(ci.columns, ci.content_ids):
+                iid = cid if len(configs) == 1 else f"{c.scenario}.{cid}"
+                cols.append(j)
+                ids.append(iid)
+                scen.append(c.scenario)
+                sub.append(f"{c.scenario}.{subscenario_of(cid)}" if len(configs) > 1 else subscenario_of(cid))
+                content_of[c.name][iid] = cid
+        Y = matrix.scores[:, cols]
+        keep = ~np.isnan(Y).all(axis=1)
+        info = pd.DataFrame({"scenario": scen, "subscenario": sub}, index=ids)
+        sub_m = ResponseMatrix(Y[keep], [m for m, k_ in zip(matrix.models, keep) if k_], ids, info)
+        metadata = {"benchmark": spec.name, "version": options.version,
+                    "configs": {c.name: c.scenario for c in configs},
+                    # estimator.evaluate(y, bench) answers with the original package's keys
+                    "original_bench": spec.original_bench,
+                    "original_scenarios": {c.scenario: c.original_scenario or c.scenario for c in configs}}
+        result = fit_estimator(sub_m, n_anchors=k * len(configs), seed=options.seed, progress=progress,
+                               metadata=metadata, scenario_order=[c.scenario for c in configs],
+                               **options.fit.as_kwargs())
+        path = "" if len(groups) == 1 else configs[0].name
+        fits.append(EstimatorFit(path, tuple(configs), result.estimator, result.report, content_of))
+    return fits
+
+
+def write_folder(plan: FolderPlan, out: str | os.PathLike, *, previous: CardInputs | None = None,
+                 templates: str | os.PathLike | None = None) -> Path:
+    """Write ``plan`` as the folder ``out`` (atomically; see :func:`builder.layout.staging`).
+
+    Every file is written into a temporary sibling folder, the card last but one and the
+    manifest last (once, with the sha256 and size of every other file); then the folder is
+    swapped into place. ``previous``: the card inputs of the previous release (changelog).
+    """
+    out = Path(out)
+    with layout.staging(out) as tmp:
+        for fit in plan.estimators:
+            folder = layout.estimator_folder(tmp, fit.path)
+            fit.estimator.save(folder)
+            layout.write_json(folder / layout.VALIDATION_NAME, fit.report)
+        for data in plan.data:
+            layout.write_parquet(data.table, tmp / data.path)
+        for rel, text in plan.texts:  # the lm-eval task files
+            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / rel).write_text(text, encoding="utf-8")
+        layout.copy_estimator_code(tmp)
+        write_card_files(tmp, plan.card, previous=previous, templates=templates)
+        layout.write_manifest(tmp, plan.manifest)
+    return out

@@ -1,0 +1,415 @@
+"""Dataset cards of the tiny benchmarks: jinja2 templates in ``dataset_cards/`` + ``DatasetCardData``.
+
+A card shows what :class:`CardInputs` holds: the manifest's fields, the validation reports and
+every config's anchors, taken from a build plan in memory (:mod:`builder.dataset.plan`) or read from a
+built folder (:meth:`CardInputs.from_folder`). :func:`write_card_files` draws
+``validation.png`` (estimated vs true scores of held-out models; needs the optional
+``matplotlib``, skipped with a note otherwise) and renders ``README.md`` into a folder being
+written; :func:`write_card` re-renders the card of a finished folder (e.g. with the previous
+release, for the changelog) and refreshes its manifest, atomically. With a previous release the
+changelog lists the anchors that came in and went out and the change of the validation errors
+(:func:`changelog`).
+
+Templates: ``dataset_cards/<benchmark name>.md`` when it exists (it may
+``{% extends "tiny_benchmark.md" %}`` and override blocks), else ``tiny_benchmark.md``. The
+YAML header is :class:`huggingface_hub.DatasetCardData` (licence, task categories, size
+category, ``configs`` with their data files, pretty name), rendered as ``{{ card_data }}``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from builder import layout
+from builder.registry import POLO2024_BIBTEX, REGISTRY, BenchmarkSpec, ConfigSpec, get_benchmark, size_category
+from builder.estimator import TinyEstimator
+from builder.model import report_markdown
+from builder.registry import FULL_SPLIT_RENDERERS
+
+def _templates_dir() -> Path:
+    """``dataset_cards/`` of a source checkout, else the copy installed as builder/dataset_cards."""
+    here = Path(__file__).resolve()  # builder/dataset/cards.py
+    checkout = here.parents[2] / "dataset_cards"
+    if checkout.is_dir():
+        return checkout
+    return here.parents[1] / "dataset_cards"
+
+
+TEMPLATES_DIR = _templates_dir()
+DEFAULT_TEMPLATE = "tiny_benchmark.md"
+PLOT_DPI = 100
+
+__all__ = ["CardInputs", "write_card", "write_card_files", "render_card", "card_data", "plot_validation",
+           "changelog", "changelog_markdown", "size_category", "TEMPLATES_DIR"]
+
+
+def card_data(manifest: dict, spec) -> Any:
+    """The card's YAML metadata (``DatasetCardData``) for a built folder's manifest."""
+    from huggingface_hub import DatasetCardData
+
+    configs = []
+    total = 0
+    for name, c in manifest["configs"].items():
+        files = []
+        for split, s in c["splits"].items():
+            files.append({"split": split, "path": s["path"]})
+            total += int(s["rows"])
+        configs.append({"config_name": name, "data_files": files})
+    extra = {}
+    if getattr(spec, "task_ids", None):
+        extra["task_ids"] = list(spec.task_ids)
+    sources = list(getattr(spec, "source_datasets", ()) or ())
+    if sources:
+        extra["source_datasets"] = sources
+    return DatasetCardData(
+        license=spec.license,
+        task_categories=list(spec.task_categories),
+        size_categories=[size_category(total)],
+        pretty_name=spec.pretty_name,
+        language=["en"],
+        tags=["tinybenchmarks", "irt", "evaluation"],
+        configs=configs,
+        **extra,
+    )
+
+
+# ============================================================================ what a card shows
+@dataclass(frozen=True)
+class CardInputs:
+    """What a card shows: the manifest's fields (its ``files`` table is not needed), the
+    validation report of every estimator ``[(estimator path, report)]`` and every config's
+    anchor ids in row order. ``spec`` None: the registry's entry named in the manifest.
+
+    Values are plain JSON values (what reading the written files gives back), so a card
+    rendered from a plan in memory equals the one rendered from the folder.
+    """
+
+    manifest: dict
+    reports: list[tuple[str, dict]]
+    anchors: dict[str, list[str]]
+    spec: BenchmarkSpec | None = None
+
+    @classmethod
+    def from_folder(cls, folder: str | os.PathLike, spec: BenchmarkSpec | None = None) -> "CardInputs":
+        folder = Path(folder)
+        manifest = layout.read_manifest(folder)
+        return cls({k: v for k, v in manifest.items() if k != "files"}, _reports(folder, manifest),
+                   _anchors_by_config(folder, manifest), spec)
+
+    def benchmark(self) -> BenchmarkSpec:
+        """``spec``, else the registry's entry, else the custom spec the manifest carries."""
+        if self.spec is not None:
+            return self.spec
+        if self.manifest.get("spec") is not None and self.manifest["name"] not in REGISTRY:
+            from builder.registry import spec_from_mapping
+
+            return spec_from_mapping(self.manifest["spec"], f"{self.manifest['name']} manifest spec")
+        return get_benchmark(self.manifest["name"])
+
+
+def _read_json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _reports(folder: Path, manifest: dict) -> list[tuple[str, dict]]:
+    """(estimator path, validation report) for every estimator of the folder."""
+    out = []
+    for e in manifest.get("estimators", [{"path": ""}]):
+        p = layout.estimator_folder(folder, e["path"]) / layout.VALIDATION_NAME
+        out.append((e["path"], _read_json(p) if p.is_file() else {}))
+    return out
+
+
+def _anchors_by_config(folder: Path, manifest: dict) -> dict[str, list[str]]:
+    """Config -> its anchor ids, in row order (from the estimator side files)."""
+    out = {}
+    cache: dict[str, dict] = {}
+    for name, c in manifest.get("configs", {}).items():
+        p = c.get("estimator", "")
+        if p not in cache:
+            f = layout.estimator_folder(folder, p) / layout.ESTIMATOR_JSON
+            cache[p] = _read_json(f) if f.is_file() else None
+        meta = cache[p]
+        if meta is None:
+            continue
+        if len(meta.get("scenarios", [])) <= 1:
+            out[name] = list(meta["anchor_ids"])
+        else:  # a bundle: the anchors of this config's scenario
+            est = TinyEstimator.load(layout.estimator_folder(folder, p))
+            out[name] = layout.config_anchor_ids(est, c["scenario"])
+    return out
+
+
+# ============================================================================ plot
+def plot_validation(reports: list[tuple[str, dict]], path: str | os.PathLike) -> str | None:
+    """Draw estimated vs true scores of the out-of-fold models; None on success, else a note.
+
+    One panel per scenario; x = true full score, y = the score estimated from the anchors, bars =
+    95% interval. Agg canvas (no pyplot, no display), fixed size and dpi, no software/date
+    metadata: the PNG bytes are deterministic.
+    """
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        return ("Plot skipped: matplotlib is not installed (`pip install tinybench-builder[plot]`); "
+                "the table above has the same validation.")
+    panels = []
+    for _, rep in reports:
+        oof = rep.get("oof")
+        if not oof:
+            continue
+        for s, name in enumerate(oof["scenarios"]):
+            pts = [(t[s], g[s], lo[s], hi[s]) for t, g, lo, hi in
+                   zip(oof["truth"], oof.get("score", oof.get("gpirt")), oof["ci_low"], oof["ci_high"])
+                   if t[s] is not None and g[s] is not None]
+            if pts:
+                panels.append((name, pts))
+    if not panels:
+        return "Plot skipped: the validation report has no out-of-fold estimates."
+    ncols = min(3, len(panels))
+    nrows = (len(panels) + ncols - 1) // ncols
+    fig = Figure(figsize=(4.2 * ncols, 4.2 * nrows), dpi=PLOT_DPI)
+    FigureCanvasAgg(fig)
+    for i, (name, pts) in enumerate(panels):
+        ax = fig.add_subplot(nrows, ncols, i + 1)
+        t = [p[0] for p in pts]
+        g = [p[1] for p in pts]
+        lo = [max(0.0, p[1] - p[2]) for p in pts]
+        hi = [max(0.0, p[3] - p[1]) for p in pts]
+        lim_lo = max(0.0, min(min(t), min(p[2] for p in pts)) - 0.03)
+        lim_hi = min(1.0, max(max(t), max(p[3] for p in pts)) + 0.03)
+        ax.plot([lim_lo, lim_hi], [lim_lo, lim_hi], color="0.6", lw=1, ls="--", zorder=1)
+        ax.errorbar(t, g, yerr=[lo, hi], fmt="o", ms=3.5, color="#1f77b4", ecolor="#9ecae1", elinewidth=1,
+                    capsize=0, zorder=2)
+        mae = sum(abs(a - b) for a, b in zip(t, g)) / len(t)
+        ax.set_xlim(lim_lo, lim_hi)
+        ax.set_ylim(lim_lo, lim_hi)
+        ax.set_aspect("equal")
+        ax.set_title(f"{name}: {len(t)} held-out models, MAE {mae:.3f}", fontsize=9)
+        ax.set_xlabel("true score (all examples)", fontsize=8)
+        ax.set_ylabel("estimate from the anchors and 95% interval", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(True, color="0.92", lw=0.6)
+    fig.subplots_adjust(left=0.8 / (4.2 * ncols), right=1 - 0.15 / (4.2 * ncols), bottom=0.55 / (4.2 * nrows),
+                        top=1 - 0.35 / (4.2 * nrows), wspace=0.35, hspace=0.35)
+    fig.savefig(path, format="png", dpi=PLOT_DPI, metadata={"Software": None})
+    return None
+
+
+# ============================================================================ changelog
+def changelog(current: CardInputs, previous: CardInputs | None) -> dict:
+    """What changed since ``previous`` (the card inputs of the previous release's folder).
+
+    ``{"version", "previous_version", "anchors": {config: {"added", "removed", "kept"}},
+    "errors": [{"scenario", "metric", "before", "after"}]}``; ``previous_version`` is None
+    (and the rest empty) for a first release.
+    """
+    out: dict[str, Any] = {"version": current.manifest.get("version"), "previous_version": None, "anchors": {},
+                           "errors": []}
+    if previous is None:
+        return out
+    out["previous_version"] = previous.manifest.get("version")
+    now_a, old_a = current.anchors, previous.anchors
+    for name, ids in now_a.items():
+        before = old_a.get(name)
+        if before is None:
+            out["anchors"][name] = {"added": list(ids), "removed": [], "kept": 0, "new_config": True}
+            continue
+        bset, nset = set(before), set(ids)
+        out["anchors"][name] = {"added": [a for a in ids if a not in bset], "removed": [a for a in before if a not in nset],
+                                "kept": len(bset & nset)}
+    for name in old_a:
+        if name not in now_a:
+            out["anchors"][name] = {"added": [], "removed": list(old_a[name]), "kept": 0, "dropped_config": True}
+    old_rows = {r["scenario"]: r for _, rep in previous.reports for r in rep.get("table", [])}
+    for _, rep in current.reports:
+        for r in rep.get("table", []):
+            o = old_rows.get(r["scenario"])
+            for metric in ("score", "random", "spearman", "coverage"):
+                # releases before the score existed reported gp-IRT as their estimate
+                before = None if o is None else o.get(metric, o.get("gpirt") if metric == "score" else None)
+                out["errors"].append({"scenario": r["scenario"], "metric": metric, "before": before,
+                                      "after": r.get(metric)})
+    return out
+
+
+_METRIC_LABEL = {"score": "score MAE", "random": "random-k MAE", "spearman": "Spearman", "coverage": "95% coverage"}
+
+
+def _fmt(v: Any, metric: str) -> str:
+    if v is None:
+        return "n/a"
+    return f"{v:.0%}" if metric == "coverage" else f"{v:.4f}" if metric != "spearman" else f"{v:.3f}"
+
+
+def changelog_markdown(ch: dict, max_ids: int = 20) -> str:
+    """The changelog section's Markdown."""
+    if ch.get("previous_version") is None:
+        return f"* **{ch.get('version')}**: first release of this build (no previous version to compare with)."
+    lines = [f"**{ch['version']}** (previous: {ch['previous_version']})", ""]
+    for name, a in ch["anchors"].items():
+        if a.get("new_config"):
+            lines.append(f"* config `{name}`: new ({len(a['added'])} anchors)")
+            continue
+        if a.get("dropped_config"):
+            lines.append(f"* config `{name}`: removed")
+            continue
+        if not a["added"] and not a["removed"]:
+            lines.append(f"* config `{name}`: same {a['kept']} anchors")
+            continue
+
+        def ids(xs):
+            shown = ", ".join(f"`{x}`" for x in xs[:max_ids])
+            return shown + (f", ... {len(xs) - max_ids} more" if len(xs) > max_ids else "")
+
+        lines.append(f"* config `{name}`: {a['kept']} anchors kept, {len(a['added'])} in, {len(a['removed'])} out")
+        if a["added"]:
+            lines.append(f"  * in: {ids(a['added'])}")
+        if a["removed"]:
+            lines.append(f"  * out: {ids(a['removed'])}")
+    if ch["errors"]:
+        lines += ["", "Validation (out-of-fold), previous -> this version:", "",
+                  "| scenario | metric | previous | this version | change |", "|---|---|---:|---:|---:|"]
+        for e in ch["errors"]:
+            b, a, m = e["before"], e["after"], e["metric"]
+            delta = "n/a" if b is None or a is None else (
+                f"{a - b:+.0%}" if m == "coverage" else f"{a - b:+.3f}" if m == "spearman" else f"{a - b:+.4f}")
+            lines.append(f"| {e['scenario']} | {_METRIC_LABEL[m]} | {_fmt(b, m)} | {_fmt(a, m)} | {delta} |")
+    return "\n".join(lines)
+
+
+# ============================================================================ rendering
+def _environment(templates: Path):
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)), undefined=jinja2.StrictUndefined,
+                             keep_trailing_newline=True, autoescape=False)
+    env.filters["py"] = python_string
+    return env
+
+
+def python_string(value: Any) -> str:
+    """``value`` as a Python string literal (double quotes): what the card's example code pastes
+    a repository id, tag or config name as, so no value can end the string and inject code."""
+    return json.dumps(str(value))  # a JSON string is a Python literal of the same text
+
+
+def _full_split_note(sc: ConfigSpec, splits: dict) -> str:
+    """How the full splits' ``input_formatted`` was rendered (as the published datasets did)."""
+    full = [s for s in sc.full_splits if s in splits]
+    if not full or not sc.num_fewshot or sc.renderer in (None, "template"):
+        return ""
+    names = ", ".join(f"`{s}`" for s in full)
+    if sc.full_split_sampler == "first_n":
+        group = f" of the row's `{sc.fewshot_group}`" if sc.fewshot_group else ""
+        how = f"the first {sc.num_fewshot} `{sc.fewshot_split}` rows{group} (the row itself when it is one of them)"
+    else:
+        how = (f"the same {sc.num_fewshot} `{sc.fewshot_split}` examples for every row (lm-evaluation-harness's "
+               f"few-shot sampler with seed {sc.full_split_seed}, drawn afresh for each row)")
+    tail = ", then the row's raw text" if sc.renderer in FULL_SPLIT_RENDERERS else ""
+    return (f"In {names}, as in the published tinyBenchmarks datasets, `input_formatted` holds {how}{tail}; "
+            "the tiny split holds the leaderboard's own prompts.")
+
+
+def render_card(card: CardInputs, previous: CardInputs | None = None,
+                templates: str | os.PathLike | None = None, plot: str | None = None,
+                plot_note: str | None = None) -> Any:
+    """The :class:`huggingface_hub.DatasetCard` of ``card`` (nothing is written)."""
+    from huggingface_hub import DatasetCard
+
+    manifest = card.manifest
+    spec = card.benchmark()
+    templates = Path(templates) if templates is not None else TEMPLATES_DIR
+    if not (templates / DEFAULT_TEMPLATE).is_file():
+        raise FileNotFoundError(f"card templates not found in {templates} (expected {DEFAULT_TEMPLATE})")
+    data = card_data(manifest, spec)
+    reports = card.reports
+    validation = []
+    for path, rep in reports:
+        if rep.get("table"):
+            validation.append({"title": f"`{path}`" if len(reports) > 1 else "", "markdown": report_markdown(rep)})
+    configs = []
+    for name, c in manifest["configs"].items():
+        sc = next((x for x in spec.configs if x.name == name), None)
+        tiny = c["splits"][c["tiny_split"]]
+        configs.append({
+            "name": name, "tiny_split": c["tiny_split"], "renderer": c.get("renderer"),
+            "num_fewshot": int(getattr(sc, "num_fewshot", 0) or 0) if sc else 0,
+            "fewshot_split": getattr(sc, "fewshot_split", None) if sc else None,
+            "columns": tiny["columns"],
+            "id_column": sc.item_id_column if sc and sc.item_id_column in tiny["columns"] else "",
+            "full_split_note": _full_split_note(sc, c["splits"]) if sc else "",
+            "splits": [{"name": s, **v} for s, v in c["splits"].items()],
+        })
+    estimators = []
+    for e in manifest.get("estimators", []):
+        estimators.append({"n_dims": "?", **e, "prefix": f"{e['path']}/" if e["path"] else ""})
+    params = manifest.get("parameters", {})
+    shown_params = {k: ("chosen by validation" if k == "n_dims" and v is None else v)
+                    for k, v in params.items() if v is not None or k == "n_dims"}
+    ch = changelog(card, previous)
+    harness = list(dict.fromkeys(c["harness_task"] for c in manifest["configs"].values() if c.get("harness_task")))
+    kwargs = dict(
+        name=spec.name, pretty_name=spec.pretty_name, description=spec.description or "",
+        version=manifest["version"], tag=manifest.get("tag") or f"v{manifest['version']}",
+        repo_id=manifest.get("repo_id") or f"tinyBenchmarks/{spec.name}",
+        builder_version=manifest.get("builder_version", "?"),
+        n_anchors=sum(e["n_anchors"] for e in manifest.get("estimators", [])),
+        n_items=sum(e["n_items"] for e in manifest.get("estimators", [])),
+        n_kmeans_seeds=params.get("n_seeds") or 10,
+        design=params.get("design", "kmeans"),
+        configs=configs, estimators=estimators, inputs=manifest.get("inputs", {}), parameters=shown_params,
+        validation=validation, plot=plot, plot_note=plot_note or "",
+        harness_tasks=harness, changelog=changelog_markdown(ch),
+        harness_files=list(manifest.get("harness_tasks") or []),
+        harness_group=spec.name if len(harness) > 1 and manifest.get("harness_tasks") else "",
+        harness_group_file=f"{layout.HARNESS_DIR}/{spec.name}.yaml",
+        configs_absent=list(manifest.get("configs_absent") or []),
+        content_missing=list(manifest.get("content_missing") or []),
+        polo_bibtex=POLO2024_BIBTEX, source_citation=spec.source_citation.strip(), license=spec.license,
+        license_notes=getattr(spec, "license_notes", "") or "",
+    )
+    env = _environment(templates)
+    name = f"{spec.name}.md" if (templates / f"{spec.name}.md").is_file() else DEFAULT_TEMPLATE
+    text = env.get_template(name).render(card_data=data.to_yaml(), **kwargs)
+    return DatasetCard(text)
+
+
+def write_card_files(folder: str | os.PathLike, card: CardInputs, previous: CardInputs | None = None,
+                     templates: str | os.PathLike | None = None) -> Path:
+    """Draw ``validation.png`` and render ``README.md`` into ``folder`` (a folder being written);
+    returns the card's path. The manifest is not touched."""
+    folder = Path(folder)
+    plot_path = folder / layout.PLOT_NAME
+    if plot_path.exists():
+        plot_path.unlink()
+    note = plot_validation(card.reports, plot_path)
+    rendered = render_card(card, previous=previous, templates=templates,
+                           plot=None if note else layout.PLOT_NAME, plot_note=note)
+    out = folder / layout.CARD_NAME
+    out.write_text(str(rendered), encoding="utf-8")
+    return out
+
+
+def write_card(folder: str | os.PathLike, previous: str | os.PathLike | None = None,
+               templates: str | os.PathLike | None = None, spec: BenchmarkSpec | None = None) -> Path:
+    """Re-render the card (and plot) of a finished folder and refresh its manifest's file table.
+
+    Release engineering may call it on a built folder, e.g. with the previous release's folder
+    for the changelog. The folder is rewritten atomically (a copy is changed, then swapped in).
+    ``spec``: the benchmark (default: the registry's entry named in the manifest).
+    """
+    folder = Path(folder)
+    card = CardInputs.from_folder(folder, spec)
+    prev = CardInputs.from_folder(previous) if previous is not None else None
+    with layout.staging(folder) as tmp:
+        shutil.copytree(folder, tmp, dirs_exist_ok=True)
+        write_card_files(tmp, card, previous=prev, templates=templates)
+        layout.refresh_manifest(tmp)
+    return folder / layout.CARD_NAME

@@ -1,0 +1,237 @@
+"""What goes into a tiny dataset folder: :func:`plan_folder`, a pure function of the build's inputs and fits.
+
+The plan holds every data table (the tiny split's rows in anchor order, the full splits, the
+registry's columns, ``input_formatted`` rendered, ClassLabel features), the estimators and
+their validation reports, the manifest's fields (all but the file hashes) and what the card
+shows. :func:`builder.dataset.build.write_folder` writes it; nothing here touches the disk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import pyarrow as pa
+
+from builder import __version__
+from builder import estimator as _estimator
+from builder.registry import REGISTRY, BenchmarkSpec, ConfigSpec
+from builder.dataset.cards import CardInputs
+from builder.dataset.options import BuildOptions
+from builder.errors import BuildError
+from builder.dataset.content import IDS_ONLY, INPUT_COLUMN, ContentTable, fewshot_split
+from builder.dataset.harness_tasks import task_files
+from builder.layout import DATASET_FORMAT, MANIFEST_SCHEMA_VERSION, config_anchor_ids, data_path, to_jsonable
+from builder.read import ResponseMatrix
+from builder.dataset.responses import ConfigItems
+
+__all__ = ["BuildInputs", "EstimatorFit", "DataFile", "FolderPlan", "plan_folder", "split_table"]
+
+
+@dataclass(frozen=True)
+class BuildInputs:
+    """What a build read: the responses, their input records, the items of each config, the
+    content, and the benchmark built (a bundle restricted to the configs that have responses)."""
+
+    matrix: ResponseMatrix
+    records: list[dict]
+    assigned: dict[str, ConfigItems]
+    contents: dict[tuple[str, str], ContentTable]
+    spec: BenchmarkSpec | None = None
+
+
+@dataclass(frozen=True)
+class EstimatorFit:
+    """One fitted estimator: its folder (``""`` = the root), its configs, the estimator and its
+    validation report, and each config's map from estimator item id to content id."""
+
+    path: str
+    configs: tuple[ConfigSpec, ...]
+    estimator: _estimator.TinyEstimator
+    report: dict
+    content_of: dict[str, dict[str, str]]
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """One data file: its repository path and its rows."""
+
+    path: str
+    table: pa.Table
+
+
+@dataclass(frozen=True)
+class FolderPlan:
+    """Everything a folder holds: estimators (+ reports), data files, text files (the lm-eval
+    task files, ``{path: text}``), the manifest's fields (all but ``files``, which the writer
+    hashes last) and the card's inputs."""
+
+    estimators: tuple[EstimatorFit, ...]
+    data: tuple[DataFile, ...]
+    manifest: dict
+    card: CardInputs
+    texts: tuple[tuple[str, str], ...] = ()
+
+
+def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[EstimatorFit],
+                options: BuildOptions) -> FolderPlan:
+    """The folder of ``spec`` built from ``inputs`` and ``fits`` with ``options`` (pure)."""
+    contents = inputs.contents
+    configs_info: dict[str, dict] = {}
+    estimators = []
+    data = []
+    anchors_of: dict[str, list[str]] = {}
+    for fit in fits:
+        est = fit.estimator
+        estimators.append({"path": fit.path, "configs": [c.name for c in fit.configs],
+                           "scenarios": list(est.scenarios), "n_anchors": len(est.anchor_ids),
+                           "n_items": len(est.item_ids), "n_models": int(fit.report.get("n_models", 0)),
+                           "n_dims": int(est.n_dims)})
+        for c in fit.configs:
+            ct = contents[(c.name, c.tiny_split)]
+            row_of = {cid: r for r, cid in enumerate(ct.item_ids)}
+            anchors = config_anchor_ids(est, c.scenario)
+            anchors_of[c.name] = list(est.anchor_ids) if len(est.scenarios) <= 1 else anchors
+            rows = [row_of[fit.content_of[c.name][a]] for a in anchors]
+            few_name = fewshot_split(c)
+            few = {few_name: contents[(c.name, few_name)].table.to_pylist()} if few_name else {}
+            splits = {}
+            for split in (c.tiny_split, *c.full_splits):
+                table = split_table(c, split, contents[(c.name, split)], rows if split == c.tiny_split else None,
+                                    few, f"config {c.name!r}, split {split!r}")
+                rel = data_path(c.name, split)
+                data.append(DataFile(rel, table))
+                splits[split] = {"path": rel, "rows": table.num_rows, "columns": table.column_names}
+            configs_info[c.name] = {
+                "scenario": c.scenario, "tiny_split": c.tiny_split, "splits": splits,
+                "estimator": fit.path, "harness_task": c.harness_task,
+                "harness_metric": getattr(c, "harness_metric", None),
+                "harness_metric_alternatives": list(getattr(c, "harness_metric_alternatives", ()) or ()),
+                "renderer": c.renderer,
+                "source_task": c.source_task, "metric": c.metric,
+            }
+    manifest = {
+        "format": DATASET_FORMAT,
+        "schema_version": MANIFEST_SCHEMA_VERSION,
+        "name": spec.name,
+        "pretty_name": spec.pretty_name,
+        "version": str(options.version),
+        "repo_id": options.repo_id_for(spec.name),
+        "tag": options.tag_for(),
+        "builder_version": __version__,
+        "estimator_schema_version": int(_estimator.SCHEMA_VERSION),
+        "joint": bool(spec.joint),
+        "configs": configs_info,
+        "estimators": estimators,
+        "inputs": {
+            "responses": inputs.records,
+            "content": {f"{c}/{s}": ct.source for (c, s), ct in contents.items()},
+        },
+        "parameters": {"anchors": options.anchors_for(spec.anchors), "seed": int(options.seed),
+                       "item_order": options.item_order, **options.fit.record()},
+    }
+    if spec.custom is not None:  # a benchmark from a spec file: the folder describes it
+        manifest["spec"] = spec.custom
+    registered = REGISTRY.get(spec.name)
+    if registered is not None and len(registered.configs) > len(spec.configs):  # a bundle built in part
+        manifest["configs_absent"] = [c.name for c in registered.configs if c.name not in configs_info]
+    missing = sorted({c for (c, _), ct in contents.items() if ct.source.get("kind") == IDS_ONLY})
+    if missing:  # rows without item text: the card says so, `release --push` refuses unless allowed
+        manifest["content_missing"] = missing
+    texts = task_files(spec, configs_info, manifest["repo_id"], manifest["tag"], manifest["version"])
+    if texts:
+        manifest["harness_tasks"] = sorted(texts)
+    manifest = to_jsonable(manifest)
+    card = CardInputs(manifest, [(fit.path, to_jsonable(fit.report)) for fit in fits], anchors_of, spec)
+    return FolderPlan(tuple(fits), tuple(data), manifest, card, tuple(sorted(texts.items())))
+
+
+# ============================================================================ data tables
+def _normalize_type(t: pa.DataType) -> pa.DataType:
+    """large_string/large_list -> string/list (what the Hub datasets hold), recursively."""
+    if pa.types.is_large_string(t):
+        return pa.string()
+    if pa.types.is_large_list(t) or pa.types.is_list(t):
+        return pa.list_(_normalize_type(t.value_type))
+    if pa.types.is_struct(t):
+        return pa.struct([pa.field(f.name, _normalize_type(f.type)) for f in t])
+    return t
+
+
+def _output_columns(config: ConfigSpec, table: pa.Table) -> list[str]:
+    """The registry's columns, or (a custom benchmark) every content column, the item id first."""
+    if config.columns:
+        return [c for c in config.columns if c != INPUT_COLUMN]
+    first = [config.item_id_column] if config.item_id_column in table.column_names else []
+    return first + [c for c in table.column_names if c not in (config.item_id_column, INPUT_COLUMN)]
+
+
+def split_table(config: ConfigSpec, split: str, ct: ContentTable, rows: Sequence[int] | None,
+                fewshot: Mapping[str, list[dict]], where: str) -> pa.Table:
+    """The output table of one split: the chosen rows, the registry's columns, ``input_formatted``.
+
+    ``rows`` are positions in the full upstream split (the anchors, for the tiny split) or
+    None (the whole split); ``fewshot`` maps the few-shot split name to its rows.
+    """
+    import datasets
+
+    table = ct.table if rows is None else ct.table.take(pa.array(rows, type=pa.int64()))
+    cols = _output_columns(config, table)
+    if ct.source.get("kind") == IDS_ONLY:  # no item text was available: the id columns the table has
+        cols = [c for c in cols if c in table.column_names]
+    missing = [c for c in cols if c not in table.column_names]
+    if missing:
+        raise BuildError(f"{where}: content lacks column(s) {', '.join(missing)} (it has: "
+                         f"{', '.join(table.column_names)})")
+    src_features = datasets.Features.from_arrow_schema(ct.table.schema)
+    arrays, names = [], list(cols)
+    for c in cols:
+        arr = table.column(c).combine_chunks()
+        t = _normalize_type(arr.type)
+        arrays.append(arr.cast(t) if t != arr.type else arr)
+    if config.renderer is not None and (not config.columns or INPUT_COLUMN in config.columns):
+        from builder.registry import render_split
+
+        texts = render_split(config, table.to_pylist(), dict(fewshot), split=split, upstream_index=rows,
+                             n_eval=ct.table.num_rows)
+        if len(texts) != table.num_rows:
+            raise BuildError(f"{where}: the renderer gave {len(texts)} prompts for {table.num_rows} rows")
+        arrays.append(pa.array([str(t) for t in texts], type=pa.string()))
+        names.append(INPUT_COLUMN)
+    labels = dict(getattr(config, "class_labels", None) or {})
+    for i, c in enumerate(cols):
+        if c in labels:
+            arrays[i] = _class_label_array(arrays[i], list(labels[c]), f"{where}, column {c!r}")
+    out = pa.Table.from_arrays(arrays, names=names)
+    features = datasets.Features.from_arrow_schema(out.schema)
+    for c in cols:  # ClassLabel names: the registry's, else kept from the source (a Hub upstream)
+        f = src_features.get(c)
+        if c in labels:
+            features[c] = datasets.ClassLabel(names=list(labels[c]))
+        elif isinstance(f, datasets.ClassLabel):
+            features[c] = f
+    return pa.Table.from_arrays(out.columns, schema=features.arrow_schema)
+
+
+def _class_label_array(arr: pa.Array, names: list[str], where: str) -> pa.Array:
+    """Integer class indices from ints (checked) or label strings (``"A"`` -> 0)."""
+    values = arr.to_pylist()
+    out = []
+    for v in values:
+        if v is None:
+            out.append(None)
+            continue
+        if isinstance(v, str):
+            s = v.strip()
+            if s in names:
+                out.append(names.index(s))
+                continue
+            if s.lstrip("-").isdigit():
+                v = int(s)
+            else:
+                raise BuildError(f"{where}: value {v!r} is not one of the class labels {names}")
+        i = int(v)
+        if not 0 <= i < len(names):
+            raise BuildError(f"{where}: class index {i} out of range for labels {names}")
+        out.append(i)
+    return pa.array(out, type=pa.int64())

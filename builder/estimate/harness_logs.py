@@ -1,0 +1,339 @@
+"""Estimates from lm-evaluation-harness logs of a tiny task, matched to the anchors by document.
+
+``python -m builder estimate DIR LM_EVAL_OUTPUT_DIR`` reads the ``--log_samples`` output of
+a tiny task (``samples_<task>_<timestamp>.jsonl``, lm-eval >= 0.4.3; one folder per model,
+as lm-eval writes them) and estimates each model's full score with the estimator of the
+tiny dataset folder ``DIR`` (built by ``builder build``).
+
+Order safety: every record is matched to its row of the tiny split by its document, not by
+its position in the file. The record's ``doc`` is compared with the rows on the text
+columns both have (``question``, ``input_formatted``...); without a ``doc`` the record's
+``doc_id`` is the row index. For a folder written by ``builder fit`` (no data), the logs are
+of the full task and are read as ``builder ingest`` reads them (items by ``doc_id``), then
+the anchors are taken by item id.
+Multi-GPU runs, whose logs interleave the ranks, and any reordering of the records thus
+give the same estimate. A document that matches no row is an error (logs of another
+version of the dataset), as are two records of one row with different scores.
+
+The records are parsed by :func:`builder.read.sources.lm_eval.read_samples_file`; the metric is
+the registry's ``harness_metric`` of the config (as recorded in the manifest; tinyMMLU and
+tinyWinogrande: ``acc_norm``, the only metric lm-eval's tiny tasks listed, or ``acc`` from
+logs of their later versions, which list only it), else the reader's default for the task; the filter
+as in ``builder ingest`` (tinyGSM8k: strict-match).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from builder.estimate.tables import one_blas_thread
+from builder.estimator import TinyEstimator
+from builder.layout import config_anchor_ids, estimator_folder, is_dataset_folder, read_manifest
+from builder.read import SourceError
+from builder.read import doc_index, iter_records, read_json, walk_files
+from builder.read import is_results, results_ts, model_name_from_folder, model_name_from_results, norm_ts, read_samples_file, split_samples_name
+
+__all__ = ["LogScores", "read_log_scores", "estimate_from_logs", "match_rows"]
+
+COLUMNS = ["model", "score", "ci_low", "ci_high", "irt", "pirt", "gpirt", "n_answered"]
+
+
+@dataclass
+class _Target:
+    """One config of the tiny dataset: the harness task, its rows, its anchors in the estimator."""
+
+    config: str
+    task: str | None
+    metric: str | None  # per-sample metric in the logs (None: the reader's default for the task)
+    alternatives: tuple[str, ...]  # read when the records lack ``metric`` (they score the same there)
+    rows: list[dict] | None  # tiny split rows (None: no data, match by doc_id only)
+    estimator_key: str
+    anchor_index: list[int]  # row r -> index into the estimator's anchor_ids
+
+
+@dataclass
+class LogScores:
+    """Anchor results read from logs: one row per model and estimator."""
+
+    estimators: dict[str, TinyEstimator]
+    models: list[str]
+    scores: dict[str, np.ndarray]  # estimator key -> (n_models, k)
+    notes: list[str] = field(default_factory=list)
+
+
+# ============================================================================ the dataset side
+def _targets(folder: Path, task: str | None) -> tuple[dict[str, TinyEstimator], list[_Target]]:
+    import pyarrow.parquet as pq
+
+    if not is_dataset_folder(folder):  # a folder written by `builder fit`: rows = anchors
+        est = TinyEstimator.load(folder)
+        return {"": est}, [_Target("", task, None, (), None, "", list(range(len(est.anchor_ids))))]
+    manifest = read_manifest(folder)
+    estimators: dict[str, TinyEstimator] = {}
+    targets = []
+    configs = manifest["configs"]
+    for name, c in configs.items():
+        key = c.get("estimator", "")
+        if key not in estimators:
+            estimators[key] = TinyEstimator.load(estimator_folder(folder, key))
+        est = estimators[key]
+        anchors = config_anchor_ids(est, c["scenario"])
+        pos = {a: i for i, a in enumerate(est.anchor_ids)}
+        split = c["splits"][c["tiny_split"]]
+        rows = pq.read_table(folder / split["path"]).to_pylist()
+        if len(rows) != len(anchors):
+            raise ValueError(f"{folder}: config {name!r} has {len(rows)} rows but {len(anchors)} anchors")
+        t = c.get("harness_task")
+        if task is not None:
+            t = task if len(configs) == 1 else (t if t == task else None)
+        targets.append(_Target(name, t, c.get("harness_metric"), tuple(c.get("harness_metric_alternatives") or ()),
+                               rows, key, [pos[a] for a in anchors]))
+    if task is not None and not any(t.task == task for t in targets):
+        raise ValueError(f"{folder}: no config of this dataset is evaluated by task {task!r} "
+                         f"(tasks: {', '.join(str(c.get('harness_task')) for c in configs.values())})")
+    missing = [t.config for t in targets if t.task is None]
+    if len(missing) == len(targets):
+        raise ValueError(f"{folder}: no lm-evaluation-harness task is known for this dataset; name it with --task")
+    return estimators, [t for t in targets if t.task is not None]
+
+
+# ============================================================================ matching
+def _text_columns(rows: list[dict]) -> list[str]:
+    if not rows:
+        return []
+    return [c for c in rows[0] if all(isinstance(r.get(c), str) for r in rows)]
+
+
+def match_rows(docs: dict[int, Any], rows: list[dict] | None, where: str) -> tuple[dict[int, int], list[str]]:
+    """doc_id -> row index of the tiny split, by document content (doc_id when there is no doc).
+
+    A record's ``doc`` matches a row when it equals the row on every text column they
+    share, ignoring a column that matches no row at all (a harness ``process_docs`` may
+    rewrite a field); at least one column must match, and it must be a column that tells
+    the rows apart (``question``, ``input_formatted``: distinct in every row) when the doc
+    has one. Ambiguous matches prefer the row ``doc_id``.
+    """
+    notes: list[str] = []
+    out: dict[int, int] = {}
+    n = None if rows is None else len(rows)
+    cols = _text_columns(rows) if rows else []
+    index = {c: defaultdict(set) for c in cols}
+    for r, row in enumerate(rows or []):
+        for c in cols:
+            index[c][row[c]].add(r)
+    distinct = {c for c in cols if len(index[c]) == len(rows or [])}
+    moved = 0
+    for doc_id, doc in sorted(docs.items()):
+        shared = [c for c in cols if isinstance(doc, dict) and isinstance(doc.get(c), str)]
+        if not shared:
+            if n is not None and not 0 <= doc_id < n:
+                raise SourceError(f"{where}: doc_id {doc_id} is not a row of the tiny split ({n} rows)")
+            out[doc_id] = doc_id
+            continue
+        cand: set[int] | None = None
+        used = 0
+        used_distinct = False
+        for c in shared:
+            hit = index[c].get(doc[c])
+            if not hit:
+                continue
+            used += 1
+            used_distinct |= c in distinct
+            cand = set(hit) if cand is None else cand & hit
+        if not used_distinct and distinct & set(shared):
+            cand = None
+        if not used or not cand:
+            preview = next((doc[c] for c in shared), "")[:80]
+            raise SourceError(
+                f"{where}: the document of doc_id {doc_id} ({preview!r}...) is not a row of this tiny dataset; "
+                "are the logs from another version of it?"
+            )
+        if len(cand) > 1:
+            if doc_id not in cand:
+                raise SourceError(f"{where}: the document of doc_id {doc_id} matches {len(cand)} rows")
+            row = doc_id
+        else:
+            row = next(iter(cand))
+        if row != doc_id:
+            moved += 1
+        out[doc_id] = row
+    if moved:
+        notes.append(f"{where}: {moved} record(s) matched by content to a row other than their doc_id")
+    seen: dict[int, int] = {}
+    for doc_id, row in out.items():
+        if row in seen:
+            raise SourceError(f"{where}: doc_ids {seen[row]} and {doc_id} are the same row {row} of the tiny split")
+        seen[row] = doc_id
+    return out, notes
+
+
+# ============================================================================ the logs side
+def _log_dirs(logs: Path, tasks: set[str]) -> dict[Path, dict[str, list[tuple[str, Path]]]]:
+    """Folder -> task -> [(timestamp, samples file)] for the wanted tasks."""
+    found: dict[Path, dict[str, list]] = defaultdict(lambda: defaultdict(list))
+    for f in walk_files(logs):
+        parsed = split_samples_name(f.name)
+        if parsed and parsed[0] in tasks:
+            found[f.parent][parsed[0]].append((norm_ts(parsed[1]), f))
+    return found
+
+
+def _results_by_ts(d: Path) -> dict[str, dict]:
+    out = {}
+    for f in sorted(d.iterdir()):
+        if f.is_file() and f.name.startswith("results") and f.name.endswith(".json"):
+            try:
+                data = read_json(f)
+            except SourceError:
+                continue
+            if is_results(data):
+                out[norm_ts(results_ts(f.name))] = data
+    return out
+
+
+def _metric_of(path: Path, target: _Target) -> str | None:
+    """The config's metric, or the first of its alternatives the records hold when they lack it
+    (lm-eval writes only the metrics its task YAML lists)."""
+    if not target.alternatives:
+        return target.metric
+    first = next((rec for _, rec in iter_records(path)), None) or {}
+    for m in (target.metric, *target.alternatives):
+        if m in first:
+            return m
+    return target.metric
+
+
+def _docs(path: Path) -> dict[int, Any]:
+    docs: dict[int, Any] = {}
+    for _, rec in iter_records(path):
+        try:
+            doc_id = doc_index(rec.get("doc_id"))
+        except ValueError:
+            continue  # read_samples_file reports it
+        if doc_id not in docs:
+            docs[doc_id] = rec.get("doc")
+    return docs
+
+
+def read_log_scores(folder: str | os.PathLike, logs: str | os.PathLike, task: str | None = None,
+                    metric: str | None = None, filter: str | None = None) -> LogScores:
+    """Anchor results of every model whose logs of the dataset's tiny task(s) are under ``logs``."""
+    folder, logs = Path(folder), Path(logs)
+    if not logs.is_dir():
+        raise NotADirectoryError(f"{logs}: not a folder of lm-evaluation-harness logs")
+    estimators, targets = _targets(folder, task)
+    tasks = {t.task for t in targets if t.task}
+    if targets[0].rows is None:  # a `builder fit` folder: logs of the full task, items named as `ingest` does
+        return _read_full_task_logs(estimators[""], logs, task, metric, filter)
+    dirs = _log_dirs(logs, tasks)
+    if not dirs:
+        raise SourceError(f"{logs}: no samples_<task>_<timestamp>.jsonl logs of {', '.join(sorted(tasks))} "
+                          "(run lm_eval with --log_samples)")
+    notes: list[str] = []
+    models: list[str] = []
+    per_model: list[dict[str, np.ndarray]] = []
+    names_seen: dict[str, int] = {}
+    for d in sorted(dirs):
+        results = _results_by_ts(d)
+        newest = results[max(results)] if results else None
+        model = (model_name_from_results(newest) if newest else None) or model_name_from_folder(d.name)
+        if model in names_seen:
+            model = f"{model} ({d.relative_to(logs).as_posix() if d != logs else d.name})"
+        names_seen[model] = 1
+        rows = {key: np.full(len(est.anchor_ids), np.nan) for key, est in estimators.items()}
+        for t in targets:
+            runs = sorted(dirs[d].get(t.task, []))
+            if not runs:
+                continue
+            ts, path = runs[-1]
+            if len(runs) > 1:
+                notes.append(f"{model}: {t.task}: {len(runs)} runs, using the newest ({ts})")
+            block, bnotes = read_samples_file(path, t.task, t.task, "", metric or _metric_of(path, t), filter,
+                                              results.get(ts))
+            notes.extend(f"{model}: {n}" for n in bnotes)
+            where = f"{path}"
+            mapping, mnotes = match_rows(_docs(path), t.rows, where)
+            notes.extend(mnotes)
+            n_rows = len(t.anchor_index)
+            for doc_id, score in zip(block.index.tolist(), block.scores.tolist()):
+                r = mapping.get(int(doc_id), int(doc_id))
+                if not 0 <= r < n_rows:
+                    raise SourceError(f"{where}: doc_id {doc_id} is not a row of the tiny split ({n_rows} rows)")
+                rows[t.estimator_key][t.anchor_index[r]] = score
+            answered = len(block.index)
+            if answered < n_rows:
+                notes.append(f"{model}: {t.task}: {answered} of {n_rows} rows answered")
+        models.append(model)
+        per_model.append(rows)
+    scores = {key: np.vstack([pm[key] for pm in per_model]) for key in estimators}
+    return LogScores(estimators, models, scores, notes)
+
+
+def _read_full_task_logs(est: TinyEstimator, logs: Path, task: str | None, metric: str | None,
+                         filter: str | None) -> LogScores:
+    """Logs of the full benchmark for a folder written by ``builder fit`` (no tiny dataset).
+
+    The logs are read with :func:`builder.read.ingest.ingest` (item ids ``<doc_id>``, or
+    ``<subtask>.<doc_id>`` for a group such as ``mmlu``), the same ids ``builder ingest`` gives
+    the training responses; the anchor items are taken from them by id, so the record order
+    does not matter either.
+    """
+    from builder.read import ingest
+
+    if task is None:
+        present = {split_samples_name(f.name)[0] for f in walk_files(logs) if split_samples_name(f.name)}
+        if len(present) != 1:
+            raise ValueError(f"{logs}: {'no' if not present else 'several'} lm-eval samples tasks found "
+                             f"({', '.join(sorted(present)) or 'none'}); name one with --task")
+        task = present.pop()
+    m = ingest([logs], task=task, metric=metric, filter=filter, format="lm_eval")
+    pos = {item: j for j, item in enumerate(m.items)}
+    present = [a for a in est.anchor_ids if a in pos]
+    if not present:
+        raise SourceError(f"{logs}: the {task} logs hold none of the {len(est.anchor_ids)} anchor items "
+                          f"(anchors look like {est.anchor_ids[:3]}, the logs' items like {m.items[:3]})")
+    Y = np.full((m.shape[0], len(est.anchor_ids)), np.nan)
+    for i, a in enumerate(est.anchor_ids):
+        if a in pos:
+            Y[:, i] = m.scores[:, pos[a]]
+    return LogScores({"": est}, list(m.models), {"": Y}, list(m.notes))
+
+
+def estimate_from_logs(folder: str | os.PathLike, logs: str | os.PathLike, task: str | None = None,
+                       metric: str | None = None, filter: str | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """One row of estimates per model (and estimator) found in ``logs``; plus the reader notes.
+
+    Columns as ``builder estimate`` on a score table (``model, score, ci_low, ci_high, irt, pirt, gpirt,
+    n_answered`` and ``<scenario>.<key>`` for bundles), with ``config`` first when
+    the dataset has one estimator per config.
+    """
+    got = read_log_scores(folder, logs, task=task, metric=metric, filter=filter)
+    frames = []
+    for key, est in got.estimators.items():
+        Y = got.scores[key]
+        keep = ~np.isnan(Y).all(axis=1)
+        if not keep.any():
+            continue
+        with one_blas_thread():
+            results = est.estimate(Y[keep])
+        rows = []
+        for model, r in zip([m for m, k in zip(got.models, keep) if k], results):
+            row = {"model": model, **{k: r[k] for k in COLUMNS[1:]}}
+            for name, per in (r.get("scenarios") or {}).items():
+                for k in ("score", "ci_low", "ci_high", "irt", "pirt", "gpirt"):
+                    row[f"{name}.{k}"] = per[k]
+            rows.append(row)
+        frame = pd.DataFrame(rows)
+        if len(got.estimators) > 1:
+            frame.insert(0, "config", key)
+        frames.append(frame)
+    if not frames:
+        raise SourceError(f"{logs}: the logs answer none of the anchors")
+    return pd.concat(frames, ignore_index=True), got.notes

@@ -1,0 +1,50 @@
+"""Score matrices simulated from known IRT parameters (tests, demos, benchmarks)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit
+
+from builder.read.matrix import ResponseMatrix
+
+
+def simulate_responses(
+    n_models: int = 80,
+    n_items: int = 2000,
+    n_dims: int = 2,
+    seed: int = 0,
+    missing: float = 0.0,
+    subscenarios: int = 0,
+    soft: bool = False,
+) -> tuple[ResponseMatrix, dict]:
+    """Draw 0/1 scores (or soft scores = the probabilities) from a 2PL model.
+
+    Returns the matrix and the true parameters ``{"theta", "A", "b", "P"}``. Item ids are
+    ``<index>``, or ``sub<s>.<index within s>`` with subscenarios.
+    """
+    if n_models < 1 or n_items < 1 or n_dims < 1:
+        raise ValueError("n_models, n_items and n_dims must be positive")
+    if not 0 <= missing < 1:
+        raise ValueError(f"missing must be in [0, 1), got {missing!r}")
+    rng = np.random.default_rng(seed)
+    theta = rng.standard_normal((n_models, n_dims))
+    A = np.abs(rng.normal(0.0, 1.0, (n_items, n_dims))) * (1.2 / np.sqrt(n_dims)) + 0.1
+    b = rng.normal(0.0, 1.5, n_items)
+    P = expit(theta @ A.T - b)
+    Y = P.copy() if soft else (rng.random(P.shape) < P).astype(np.float64)
+    if missing:
+        Y[rng.random(Y.shape) < missing] = np.nan
+    if subscenarios:
+        sub = np.sort(rng.integers(0, subscenarios, n_items))
+        counters: dict[int, int] = {}
+        items = []
+        for s in sub:
+            items.append(f"sub{s}.{counters.get(s, 0)}")
+            counters[s] = counters.get(s, 0) + 1
+        info = pd.DataFrame({"subscenario": [f"sub{s}" for s in sub]}, index=items)
+    else:
+        items = [str(j) for j in range(n_items)]
+        info = None
+    models = [f"sim-model-{i:04d}" for i in range(n_models)]
+    return ResponseMatrix(Y, models, items, info), {"theta": theta, "A": A, "b": b, "P": P}

@@ -1,0 +1,396 @@
+"""A release's inputs: its version (``X.Y.Z``, tagged ``vX.Y.Z``) and its TOML config.
+
+::
+
+    [release]
+    org = "tinyBenchmarks"            # Hub namespace: repos are <org>/<name>
+    private = false                   # optional: create new repos private
+
+    [[benchmark]]
+    name = "tinyAlpacaEval"           # a registered benchmark (builder.registry.benchmarks)
+    responses = "path/read/by/ingest" # or a list of paths (anything `builder ingest` reads)
+    content = { test = "local path or upstream dataset id" }   # optional, per split
+    anchors = 100                     # optional (default: the registry's)
+    seed = 0                          # optional
+    repo = "someone/tinyX"            # optional: override <org>/<name>
+
+    [[benchmark]]
+    spec = "specs/tinyX.toml"         # your own benchmark (builder.registry.specs) instead of a registered name
+    responses = "x.parquet"
+
+    [[benchmark]]
+    name = "tinyHELM"                 # a bundle: responses per config, for the configs that have data
+    responses = { mmlu = "helm_mmlu.parquet", gsm = "helm_gsm.parquet" }
+    allow_missing_content = true      # rows with item ids only (no instance text) may be pushed
+
+:func:`load_config` reads and checks it into a frozen :class:`ReleaseConfig`; every problem is
+a :class:`ConfigError` naming the file, the table and the key. Also the errors of a release
+(:class:`ReleaseError`: the CLI prints the message, no traceback) and the version rules.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from builder.registry import BenchmarkSpec
+from builder.dataset import BuildOptions, check_repo_id
+from builder.errors import BuildError
+
+__all__ = [
+    "ReleaseError", "ConfigError", "parse_version", "version_tag", "tag_version", "latest_release_below",
+    "BenchmarkEntry", "ReleaseConfig", "load_config", "default_out_dir",
+]
+
+
+class ReleaseError(Exception):
+    """A problem the user can fix (config, version, refused tag, failed upload): the CLI
+    prints its message and exits non-zero without a traceback."""
+
+
+class ConfigError(ReleaseError):
+    """A bad argument or release config (exit status 2)."""
+
+
+# ============================================================================ versions
+_VERSION_RE = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
+_TAG_RE = re.compile(r"^v((?:0|[1-9]\d*)\.(?:0|[1-9]\d*)\.(?:0|[1-9]\d*))$")
+
+
+def parse_version(version: str) -> tuple[int, int, int]:
+    """``"1.2.0"`` -> ``(1, 2, 0)``; a leading ``v`` is accepted. ConfigError otherwise."""
+    text = str(version).strip()
+    if text.startswith("v"):
+        text = text[1:]
+    m = _VERSION_RE.match(text)
+    if not m:
+        raise ConfigError(f"invalid version {version!r}: use MAJOR.MINOR.PATCH with plain numbers, e.g. 1.0.0")
+    return int(m.group(1)), int(m.group(2)), int(m.group(3))
+
+
+def normalize_version(version: str) -> str:
+    """``"v1.02.0"`` is refused, ``"v1.2.0"`` -> ``"1.2.0"``."""
+    return ".".join(map(str, parse_version(version)))
+
+
+def version_tag(version: str) -> str:
+    """The Hub tag of a release: ``"1.2.0"`` -> ``"v1.2.0"``."""
+    return "v" + normalize_version(version)
+
+
+def tag_version(tag: str) -> tuple[int, int, int] | None:
+    """``"v1.2.0"`` -> ``(1, 2, 0)``; None for any other tag."""
+    m = _TAG_RE.match(tag)
+    return parse_version(m.group(1)) if m else None
+
+
+def latest_release_below(tags: Iterable[str], version: str) -> str | None:
+    """The highest ``vX.Y.Z`` tag strictly below ``version`` (other tags ignored), or None."""
+    v = parse_version(version)
+    best: tuple[tuple[int, int, int], str] | None = None
+    for t in tags:
+        tv = tag_version(t)
+        if tv is not None and tv < v and (best is None or tv > best[0]):
+            best = (tv, t)
+    return best[1] if best else None
+
+
+def default_out_dir(version: str) -> Path:
+    """``build/release-X.Y.Z`` (relative to the working directory)."""
+    return Path("build") / f"release-{normalize_version(version)}"
+
+
+# ============================================================================ the config
+@dataclass(frozen=True)
+class BenchmarkEntry:
+    """One ``[[benchmark]]`` table of the release config (paths already resolved)."""
+
+    name: str
+    responses: tuple[Path, ...]
+    content: Mapping[str, str] | None = None
+    anchors: int | None = None
+    seed: int = 0
+    repo: str | None = None  # full repo id override; default <org>/<name>
+    spec: BenchmarkSpec | None = None  # a custom benchmark (``spec = "FILE.toml"``)
+    responses_by_config: Mapping[str, tuple[Path, ...]] | None = None  # a bundle's responses per config
+    allow_missing_content: bool = False  # may --push a build whose rows carry item ids only
+
+    def repo_id(self, org: str) -> str:
+        return self.repo or f"{org}/{self.name}"
+
+    def benchmark(self) -> BenchmarkSpec:
+        """The benchmark's spec: the custom one, else the registry's entry."""
+        from builder.registry import get_benchmark
+
+        return self.spec if self.spec is not None else get_benchmark(self.name)
+
+    def build_target(self) -> str | BenchmarkSpec:
+        """What ``build_benchmark`` gets as its benchmark: the registered name, or the custom spec."""
+        return self.spec if self.spec is not None else self.name
+
+    def responses_arg(self) -> str | list[str] | dict[str, str | list[str]]:
+        """What :func:`builder.dataset.build.build_benchmark` takes: one path, a list, or (a bundle) a
+        mapping config -> path(s)."""
+        def arg(paths):
+            return str(paths[0]) if len(paths) == 1 else [str(p) for p in paths]
+
+        if self.responses_by_config is not None:
+            return {c: arg(paths) for c, paths in self.responses_by_config.items()}
+        return arg(self.responses)
+
+    def build_options(self, org: str, version: str) -> BuildOptions:
+        """This benchmark's build settings in release ``version`` (repo id and tag shown in the card)."""
+        return BuildOptions(anchors=self.anchors, seed=self.seed, version=normalize_version(version),
+                            repo_id=self.repo_id(org), tag=version_tag(version))
+
+
+@dataclass(frozen=True)
+class ReleaseConfig:
+    """A parsed release config: ``org`` plus the benchmarks, in file order."""
+
+    path: Path
+    org: str
+    benchmarks: tuple[BenchmarkEntry, ...]
+    private: bool = False
+
+    def select(self, names: Sequence[str] | None) -> "ReleaseConfig":
+        """Only the benchmarks in ``names`` (ConfigError if one is not in the config)."""
+        if not names:
+            return self
+        known = [b.name for b in self.benchmarks]
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise ConfigError(f"--only {', '.join(unknown)}: not in {self.path} (it has: {', '.join(known)})")
+        return dataclasses.replace(self, benchmarks=tuple(b for b in self.benchmarks if b.name in names))
+
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}$")
+_REPO_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
+_HUB_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
+#: file endings taken as local data files (not Hub dataset ids) in ``content``
+_DATA_SUFFIXES = (".parquet", ".csv", ".tsv", ".json", ".jsonl", ".arrow", ".pkl", ".pickle", ".txt", ".gz", ".zip")
+
+
+def _is_int(v: Any, minimum: int) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= minimum
+
+
+@dataclass(frozen=True)
+class _Key:
+    """One optional scalar key: its check and the message when the value fails it."""
+
+    check: Callable[[Any], bool]
+    message: str  # formatted with value=...
+
+
+#: [release] keys (``org`` is required)
+_RELEASE_KEYS = {
+    "org": _Key(lambda v: isinstance(v, str) and bool(_NAME_RE.match(v)),
+                "[release] org must be a Hub user or organization name, got {value!r}"),
+    "private": _Key(lambda v: isinstance(v, bool), "[release] private must be true or false, got {value!r}"),
+}
+#: [[benchmark]] scalar keys (``name``, ``responses`` and ``content`` are checked on their own)
+_BENCHMARK_KEYS = {
+    "anchors": _Key(lambda v: _is_int(v, 1), "anchors must be a positive integer, got {value!r}"),
+    "seed": _Key(lambda v: _is_int(v, 0), "seed must be a non-negative integer, got {value!r}"),
+    "repo": _Key(lambda v: isinstance(v, str) and bool(_REPO_RE.match(v)), 'repo must be "owner/name", got {value!r}'),
+}
+_BENCHMARK_KEYS["allow_missing_content"] = _Key(lambda v: isinstance(v, bool),
+                                                "allow_missing_content must be true or false, got {value!r}")
+_BENCHMARK_ALL_KEYS = {"name", "spec", "responses", "content", *_BENCHMARK_KEYS}
+
+
+def _load_toml(path: Path) -> dict:
+    try:
+        import tomllib  # Python >= 3.11
+    except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} not found") from None
+    except IsADirectoryError:
+        raise ConfigError(f"config {path} is a folder, not a TOML file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not valid UTF-8 TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not a release config (nested too deeply)") from None
+
+
+def _checked(table: Mapping[str, Any], keys: Mapping[str, _Key], ctx: str) -> dict[str, Any]:
+    """The values of ``keys`` present in ``table``, each checked."""
+    out = {}
+    for name, key in keys.items():
+        if name in table:
+            if not key.check(table[name]):
+                raise ConfigError(f"{ctx}: {key.message.format(value=table[name])}")
+            out[name] = table[name]
+    return out
+
+
+def _is_local_path(value: str, base: Path) -> bool:
+    """``content`` values: a local path, or else an upstream Hub dataset id."""
+    if value.startswith("hub:"):
+        return False
+    if value.startswith(("/", "./", "../", "~", ".\\", "..\\")) or os.path.isabs(value):
+        return True
+    if value.lower().endswith(_DATA_SUFFIXES):
+        return True
+    return (base / value).exists()
+
+
+def _resolve(value: str, base: Path) -> Path:
+    p = Path(os.path.expanduser(value))
+    return Path(os.path.normpath(p if p.is_absolute() else base / p))
+
+
+def _responses_by_config(value: dict, spec: BenchmarkSpec, base: Path, ctx: str,
+                         check_paths: bool) -> dict[str, tuple[Path, ...]]:
+    """``responses = { CONFIG = "path" or [paths] }``: a bundle's responses per config."""
+    if len(spec.configs) < 2:
+        raise ConfigError(f"{ctx}: responses per config (a table) are for bundles; {spec.name} has one config: "
+                          "give a path or a list of paths")
+    names = [c.name for c in spec.configs]
+    bad = [k for k in value if k not in names]
+    if bad:
+        raise ConfigError(f"{ctx}: responses for unknown config(s) {bad}; {spec.name} has: {', '.join(names)}")
+    if not value:
+        raise ConfigError(f"{ctx}: responses = {{}} names no config")
+    return {k: _responses(v, base, f"{ctx}: responses.{k}", check_paths) for k, v in value.items()}
+
+
+def _responses(value: Any, base: Path, ctx: str, check_paths: bool) -> tuple[Path, ...]:
+    values = [value] if isinstance(value, str) else value
+    if not isinstance(values, list) or not values or not all(isinstance(r, str) and r for r in values):
+        raise ConfigError(f"{ctx}: responses must be a path or a list of paths (anything `builder ingest` reads)"
+                          ", or for a bundle a table of them per config")
+    paths = tuple(_resolve(r, base) for r in values)
+    if check_paths:
+        for r, p in zip(values, paths):
+            if not p.exists():
+                raise ConfigError(f"{ctx}: responses {r!r} not found (looked at {p})")
+    return paths
+
+
+def _content(value: Any, base: Path, ctx: str, check_paths: bool) -> dict[str, str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) and v for k, v in value.items()):
+        raise ConfigError(f"{ctx}: content must be a table {{ split = \"path or dataset id\" }}")
+    out = {}
+    for split, v in value.items():
+        if _is_local_path(v, base):
+            p = _resolve(v, base)
+            if check_paths and not p.exists():
+                raise ConfigError(f"{ctx}: content for split {split!r}: {v!r} not found (looked at {p})")
+            out[split] = str(p)
+        elif _HUB_ID_RE.match(v.removeprefix("hub:")):
+            out[split] = v
+        else:
+            raise ConfigError(f"{ctx}: content for split {split!r}: {v!r} is neither an existing "
+                              "path nor a Hub dataset id (owner/name)")
+    return out
+
+
+def _benchmark(t: Any, i: int, where: str, base: Path, registered: Iterable[str], seen: set[str],
+               check_paths: bool) -> BenchmarkEntry:
+    ctx = f"{where}: [[benchmark]] #{i}"
+    if not isinstance(t, dict):
+        raise ConfigError(f"{ctx}: must be a table")
+    bad = set(t) - _BENCHMARK_ALL_KEYS
+    if bad:
+        raise ConfigError(f"{ctx}: unknown key(s) {sorted(bad)} (known: {sorted(_BENCHMARK_ALL_KEYS)})")
+    name = t.get("name")
+    spec = None
+    if "spec" in t:
+        spec = _spec(t["spec"], base, ctx)
+        if name is not None and name != spec.name:
+            raise ConfigError(f"{ctx}: name {name!r} differs from the spec's name {spec.name!r} (leave name out)")
+        name = spec.name
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"{ctx}: missing name = \"...\" (a registered benchmark) or spec = \"FILE.toml\"")
+    ctx = f"{where}: benchmark {name!r}"
+    registered = sorted(registered)
+    if spec is None and name not in registered:
+        raise ConfigError(f"{ctx}: unknown tiny benchmark; registered: {', '.join(registered) or '(none)'} "
+                          "(for your own benchmark, give spec = \"FILE.toml\")")
+    if name in seen:
+        raise ConfigError(f"{ctx}: listed twice")
+    seen.add(name)
+    responses, by_config = t.get("responses"), None
+    if isinstance(responses, dict):
+        from builder.registry import get_benchmark
+
+        by_config = _responses_by_config(responses, spec or get_benchmark(name), base, ctx, check_paths)
+        paths = tuple(p for ps in by_config.values() for p in ps)
+    else:
+        paths = _responses(responses, base, ctx, check_paths)
+    return BenchmarkEntry(name=name, responses=paths, content=_content(t.get("content"), base, ctx, check_paths),
+                          spec=spec, responses_by_config=by_config, **_checked(t, _BENCHMARK_KEYS, ctx))
+
+
+def _spec(value: Any, base: Path, ctx: str) -> BenchmarkSpec:
+    """``spec = "FILE.toml"``: the custom benchmark the file describes (path relative to the config)."""
+    from builder.registry import SpecError, load_spec_file
+
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{ctx}: spec must be the path of a spec file (TOML)")
+    try:
+        return load_spec_file(_resolve(value, base))
+    except SpecError as exc:
+        raise ConfigError(f"{ctx}: {exc}") from None
+
+
+def load_config(path: str | os.PathLike, *, check_paths: bool = True) -> ReleaseConfig:
+    """Read and check a release config (the format is in this module's docstring).
+
+    Relative paths resolve against the config file's folder. ``content`` values are local
+    paths when they start with ``/``, ``./``, ``../`` or ``~``, end with a data-file suffix or
+    exist; anything else is an upstream Hub dataset id (``owner/name`` or ``hub:owner/name``).
+    With ``check_paths`` local paths must exist. Raises :class:`ConfigError` on any problem.
+    """
+    from builder.registry import REGISTRY
+
+    path = Path(path)
+    data = _load_toml(path)
+    base = path.resolve().parent
+    where = str(path)
+    unknown_top = set(data) - {"release", "benchmark"}
+    if unknown_top:
+        raise ConfigError(f"{where}: unknown top-level key(s) {sorted(unknown_top)}; expected [release] and [[benchmark]]")
+    rel = data.get("release")
+    if not isinstance(rel, dict):
+        raise ConfigError(f"{where}: missing [release] table with org = \"...\"")
+    bad = set(rel) - set(_RELEASE_KEYS)
+    if bad:
+        raise ConfigError(f"{where}: unknown key(s) in [release]: {sorted(bad)} (known: {sorted(_RELEASE_KEYS)})")
+    release = _checked(rel, _RELEASE_KEYS, where)
+    if "org" not in release:
+        raise ConfigError(f"{where}: {_RELEASE_KEYS['org'].message.format(value=None)}")
+    tables = data.get("benchmark")
+    if tables is None:
+        raise ConfigError(f"{where}: no [[benchmark]] tables: nothing to release")
+    if not isinstance(tables, list):
+        raise ConfigError(f"{where}: write benchmarks as [[benchmark]] (an array of tables)")
+    seen: set[str] = set()
+    entries = [_benchmark(t, i, where, base, REGISTRY, seen, check_paths) for i, t in enumerate(tables, 1)]
+    if not entries:
+        raise ConfigError(f"{where}: no [[benchmark]] tables: nothing to release")
+    repos = [e.repo_id(release["org"]) for e in entries]
+    for e, repo in zip(entries, repos):
+        try:
+            check_repo_id(repo, "repo" if e.repo else "the repository <org>/<name>")
+        except BuildError as exc:
+            raise ConfigError(f"{where}: benchmark {e.name!r}: {exc}") from None
+    dup = sorted({r for r in repos if repos.count(r) > 1})
+    if dup:
+        raise ConfigError(f"{where}: several benchmarks publish to {', '.join(dup)}")
+    return ReleaseConfig(path=path, org=release["org"], benchmarks=tuple(entries),
+                         private=release.get("private", False))

@@ -1,0 +1,258 @@
+"""A release, start to end: build every benchmark of a release config, validate, publish.
+
+``tinybench release`` / ``python -m builder release`` / ``python release.py`` run :func:`run_release`::
+
+    python release.py --config release.toml --version 1.2.0            # build + validate only
+    python release.py --config release.toml --version 1.2.0 --push     # ... and publish
+
+0. every output folder is checked first (``out/<name>`` absent, empty or an earlier build;
+   ``out/release.json`` absent or one of ours);
+1. with ``push`` (or when asked), the previous release of each repository (the highest
+   ``vX.Y.Z`` tag below the new version) is fetched for the card's changelog
+   (:func:`builder.release.hub_sync.fetch_previous`); a local build does not touch the network;
+2. :func:`build_release` builds each benchmark into ``out/<name>``
+   (:func:`builder.dataset.build.build_benchmark`, which replaces an earlier build atomically; a
+   folder that is not a build is never touched, and every target is checked before any build);
+3. every folder is checked (:func:`builder.release.validate.validate_folder`);
+4. ``out/release.json`` records the version, the manifests' hashes and the validation summary;
+5. with ``push``, :func:`builder.release.hub_sync.publish_release` publishes each folder as one commit
+   and a tag (all repositories are planned before any is written).
+
+The config (:mod:`builder.release.config`), the validation (:mod:`builder.release.validate`) and the
+Hub side (:mod:`builder.release.hub_sync`) each live in their own module; this one only runs them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, Mapping, Protocol
+
+from builder import layout
+from builder.registry import BenchmarkSpec
+from builder.dataset import BuildOptions
+from builder.errors import BuildError
+from builder.dataset import build_benchmark
+from builder.release.hub_sync import describe_error, fetch_previous, hub_api, publish_release, token_configured
+from builder.release.config import ConfigError, ReleaseConfig, ReleaseError, default_out_dir, normalize_version, version_tag
+from builder.release.validate import validate_folder
+
+__all__ = ["BuildFn", "build_release", "run_release", "SUMMARY_NAME"]
+
+SUMMARY_NAME = "release.json"
+#: the marker of a release summary written by this tool (``out/release.json`` is replaced only then)
+RELEASE_FORMAT = "tinybenchmarks-release"
+#: ``previous``: fetch the previous releases when pushing (auto), always, or never
+PREVIOUS_MODES = ("auto", "always", "none")
+
+
+class BuildFn(Protocol):
+    """What builds one benchmark: :func:`builder.dataset.build.build_benchmark`'s signature."""
+
+    def __call__(self, benchmark: str | BenchmarkSpec, responses: Any, content: Mapping[str, str] | None = None,
+                 options: BuildOptions | None = None, *, out: str | os.PathLike,
+                 previous: str | os.PathLike | None = None, templates: str | os.PathLike | None = None,
+                 progress: bool = False) -> Path: ...
+
+
+def _log_to_stderr(message: str) -> None:
+    from tqdm.auto import tqdm
+
+    tqdm.write(message, file=sys.stderr)
+
+
+def build_release(config: ReleaseConfig, version: str, out: str | os.PathLike, *,
+                  previous: Mapping[str, Path | None] | None = None, build: BuildFn | None = None,
+                  progress: bool = True, log: Callable[[str], None] | None = None) -> dict[str, Path]:
+    """Build every benchmark of ``config`` into ``out/<name>``; returns ``{name: folder}``.
+
+    Every target folder is checked first (absent, empty or an earlier build): a folder that is
+    not a build stops the release before anything is built.
+    """
+    from tqdm.auto import tqdm
+
+    log = log or _log_to_stderr
+    build = build or build_benchmark
+    version = normalize_version(version)
+    out = Path(out)
+    check_release_out(config, out)
+    out.mkdir(parents=True, exist_ok=True)
+    folders = {}
+    for entry in tqdm(config.benchmarks, desc="build", unit="benchmark", disable=not progress, file=sys.stderr):
+        target = out / entry.name
+        try:
+            got = build(entry.build_target(), entry.responses_arg(), dict(entry.content) if entry.content else None,
+                        entry.build_options(config.org, version), out=target,
+                        previous=(previous or {}).get(entry.name), progress=progress)
+        except ReleaseError:
+            raise
+        except Exception as exc:
+            raise ReleaseError(f"building {entry.name} failed: {type(exc).__name__}: {exc}") from exc
+        folders[entry.name] = Path(got) if got is not None else target
+        log(f"built {entry.name} -> {folders[entry.name]}")
+    return folders
+
+
+def check_release_out(config: ReleaseConfig, out: str | os.PathLike) -> None:
+    """Refuse (:class:`ReleaseError`) an ``out`` folder the release would clobber: a file, a
+    ``release.json`` this tool did not write, or a benchmark folder that is not a build of ours
+    (:func:`builder.layout.check_replaceable`). Nothing is read from the network or built first."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ReleaseError(f"--out {out} is a file, not a folder: choose another --out")
+    summary = out / SUMMARY_NAME
+    if summary.exists() or summary.is_symlink():
+        problem = None
+        try:
+            data = json.loads(summary.read_bytes()) if summary.is_file() and not summary.is_symlink() else None
+        except (OSError, ValueError, RecursionError):
+            data = None
+        if not isinstance(data, dict) or data.get("format") != RELEASE_FORMAT:
+            problem = f"{summary} exists and was not written by this tool (no \"format\": \"{RELEASE_FORMAT}\")"
+        if problem:
+            raise ReleaseError(f"{problem}; refusing to overwrite it: choose another --out or remove it")
+    for entry in config.benchmarks:
+        try:
+            layout.check_replaceable(out / entry.name)
+        except (BuildError, NotADirectoryError) as exc:
+            raise ReleaseError(str(exc)) from None
+
+
+def _offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _fetch_previous_releases(config: ReleaseConfig, version: str, dest: Path, *, push: bool, progress: bool,
+                             log: Callable[[str], None], summary: dict, api) -> dict[str, Path | None]:
+    """``{name: folder of the previous release or None}``; a Hub failure is fatal only with ``push``."""
+    from tqdm.auto import tqdm
+
+    out: dict[str, Path | None] = {}
+    for entry in tqdm(config.benchmarks, desc="previous", unit="repo", disable=not progress, file=sys.stderr):
+        repo_id = entry.repo_id(config.org)
+        try:
+            got = fetch_previous(repo_id, version, dest / entry.name, api)
+        except Exception as exc:
+            if push:
+                raise ReleaseError(f"{repo_id}: could not fetch the previous release: {describe_error(exc)}") from None
+            log(f"note: {repo_id}: the previous release could not be fetched ({_reason(exc)}); "
+                "the changelog will not compare with it")
+            got = None
+        if got and not layout.is_dataset_folder(got[1]):
+            log(f"warning: {repo_id}: previous release {got[0]} has no {layout.MANIFEST_NAME} of a tiny dataset; "
+                "the changelog will not compare with it")
+            got = None
+        out[entry.name] = got[1] if got else None
+        summary["benchmarks"].setdefault(entry.name, {})["previous"] = got[0] if got else None
+        if got:
+            log(f"{repo_id}: previous release {got[0]}")
+    return out
+
+
+def _reason(exc: BaseException) -> str:
+    """A short reason for a failed Hub request: the kind of failure, not a stack of URLs."""
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    if status:
+        return f"the Hub answered HTTP {status}"
+    names = {type(e).__name__ for e in (exc, exc.__cause__, exc.__context__) if e is not None}
+    if names & {"ConnectError", "ConnectionError", "ConnectTimeout", "Timeout", "ReadTimeout", "LocalEntryNotFoundError",
+                "OfflineModeIsEnabled", "gaierror"} or isinstance(exc, OSError):
+        return "the Hub cannot be reached"
+    return describe_error(exc)[:160]
+
+
+def run_release(config: ReleaseConfig, version: str, *, out: str | os.PathLike | None = None, push: bool = False,
+                previous: str = "auto", build: BuildFn | None = None, progress: bool = True,
+                log: Callable[[str], None] | None = None, api=None) -> dict:
+    """Build, validate and (with ``push``) publish a release; returns the summary written to
+    ``out/release.json``.
+
+    ``previous``: the previous release of each repository, for the card's changelog, is fetched
+    from the Hub with ``"auto"`` only when pushing (a failure is then fatal), with ``"always"``
+    also without ``push`` (a failure is then a note; skipped when ``HF_HUB_OFFLINE`` is set),
+    and never with ``"none"``. ``build`` replaces :func:`builder.dataset.build.build_benchmark` (same
+    signature, :class:`BuildFn`). Every output folder is checked (:func:`check_release_out`)
+    before anything else.
+    """
+    from tqdm.auto import tqdm
+
+    log = log or _log_to_stderr
+    version = normalize_version(version)
+    out = Path(out) if out is not None else default_out_dir(version)
+    if previous not in PREVIOUS_MODES:
+        raise ConfigError(f"previous must be one of {PREVIOUS_MODES}, got {previous!r}")
+    if not progress:
+        _quiet_clients()
+    if push and not token_configured():
+        raise ConfigError("--push needs a Hub token with write access: set HF_TOKEN (or run `hf auth login`)")
+    repo_ids = {e.name: e.repo_id(config.org) for e in config.benchmarks}
+    check_release_out(config, out)
+    summary: dict[str, Any] = {"format": RELEASE_FORMAT, "version": version, "tag": version_tag(version), "config": str(config.path),
+                               "org": config.org, "benchmarks": {}}
+    with tempfile.TemporaryDirectory(prefix="tinybench-previous-") as tmp:
+        prev_folders: dict[str, Path | None] = {}
+        wanted = previous == "always" or (previous == "auto" and push)
+        if wanted and _offline() and not push:
+            log("note: HF_HUB_OFFLINE is set: not fetching the previous releases (changelog without comparison)")
+        elif wanted:
+            api = hub_api(api)
+            prev_folders = _fetch_previous_releases(config, version, Path(tmp), push=push, progress=progress,
+                                                    log=log, summary=summary, api=api)
+        folders = build_release(config, version, out, previous=prev_folders, build=build, progress=progress, log=log)
+    for name, folder in tqdm(list(folders.items()), desc="validate", unit="benchmark", disable=not progress,
+                             file=sys.stderr):
+        entry = next(e for e in config.benchmarks if e.name == name)
+        report = validate_folder(folder, entry.benchmark())
+        manifest_sha = layout.file_sha256(folder / layout.MANIFEST_NAME)
+        summary["benchmarks"].setdefault(name, {}).update(
+            {"repo_id": repo_ids[name], "folder": str(folder), "manifest_sha256": manifest_sha, "validation": report})
+        log(f"validated {name}: {report['files']} files, configs {report['configs']}")
+    _write_summary(out, summary)
+    if push:
+        _check_content(config, folders)
+        results = publish_release({repo_ids[n]: f for n, f in folders.items()}, version, api,
+                                  private=config.private, progress=progress, log=log)
+        for name, r in zip(folders, results):
+            summary["benchmarks"][name]["published"] = r.to_dict()
+        _write_summary(out, summary)
+    return summary
+
+
+def _check_content(config: ReleaseConfig, folders: Mapping[str, Path]) -> None:
+    """Refuse to push a build whose rows lack the examples' text (``content_missing`` in its
+    manifest) unless its ``[[benchmark]]`` says ``allow_missing_content = true``; checked for
+    every benchmark before any is published."""
+    refused = []
+    for entry in config.benchmarks:
+        missing = layout.read_manifest(folders[entry.name]).get("content_missing") or []
+        if missing and not entry.allow_missing_content:
+            refused.append(f"{entry.name} (config(s) {', '.join(missing)})")
+    if refused:
+        raise ReleaseError(
+            f"not publishing: the rows of {'; '.join(refused)} carry item ids only, without the examples' text. "
+            "Give the content (--content / content = {...}, or evaluation outputs that hold it), or set "
+            "allow_missing_content = true in the [[benchmark]] table to publish them as they are. "
+            f"The builds are in {Path(next(iter(folders.values()))).parent}/")
+
+
+def _quiet_clients() -> None:
+    """No progress bars from huggingface_hub / datasets (``--quiet``)."""
+    try:
+        from huggingface_hub.utils import disable_progress_bars
+
+        disable_progress_bars()
+    except Exception:  # pragma: no cover
+        pass
+    try:
+        from datasets.utils.logging import disable_progress_bar
+
+        disable_progress_bar()
+    except Exception:  # pragma: no cover
+        pass
+
+
+def _write_summary(out: Path, summary: dict) -> None:
+    layout.atomic_write_text(out / SUMMARY_NAME, json.dumps(summary, indent=1) + "\n")
