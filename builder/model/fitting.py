@@ -36,7 +36,7 @@ from builder.model.anchors import AnchorSet, balance_weights, cluster_anchors, r
 from builder.model.calibrate import choose_lambda, coverage, interval_scale
 from builder.estimator import TinyEstimator, composite, gp_blend
 from builder.model.irt import IRTModel, check_binarize
-from builder.read import ResponseMatrix
+from builder.read import CompactScores, ResponseMatrix, row_chunks
 
 MIN_MODELS = 6
 DESIGNS = ("stratified", "kmeans")
@@ -60,24 +60,39 @@ class FitResult:
     report: dict = field(default_factory=dict)
 
 
-def true_scores(Y: np.ndarray, balance: np.ndarray, scenario_index: np.ndarray, n_scenarios: int) -> np.ndarray:
-    """Full scores (n, S): balance-weighted mean over each model's evaluated items."""
-    obs = ~np.isnan(Y)
-    Yf = np.where(obs, Y, 0.0)
-    out = np.empty((Y.shape[0], n_scenarios))
-    for s in range(n_scenarios):
-        m = scenario_index == s
-        w = balance[m] * obs[:, m]
-        tot = w.sum(1)
-        out[:, s] = np.where(tot > 0, (w * Yf[:, m]).sum(1) / np.where(tot > 0, tot, 1), np.nan)
+def true_scores(Y, balance: np.ndarray, scenario_index: np.ndarray, n_scenarios: int) -> np.ndarray:
+    """Full scores (n, S): balance-weighted mean over each model's evaluated items.
+
+    ``Y``: a float matrix (NaN = not evaluated) or :class:`CompactScores`; taken in blocks of
+    rows (each model's mean is its own row's)."""
+    n, N = Y.shape
+    out = np.empty((n, n_scenarios))
+    for sl in row_chunks(n, N):
+        Yb = _rows(Y, sl)
+        obs = ~np.isnan(Yb)
+        Yf = np.where(obs, Yb, 0.0)
+        for s in range(n_scenarios):
+            m = scenario_index == s
+            w = balance[m] * obs[:, m]
+            tot = w.sum(1)
+            out[sl, s] = np.where(tot > 0, (w * Yf[:, m]).sum(1) / np.where(tot > 0, tot, 1), np.nan)
     return out
+
+
+def _rows(Y, rows, cols=None) -> np.ndarray:
+    """Float64 scores (NaN = not evaluated) of ``rows`` (x ``cols``) of a float matrix or of
+    :class:`CompactScores`."""
+    if isinstance(Y, CompactScores):
+        return Y.dense(rows, cols)
+    Y = np.asarray(Y, dtype=np.float64)
+    return Y[rows] if cols is None else Y[rows][:, cols]
 
 
 @dataclass
 class _Problem:
     """The canonical training data and what every step shares."""
 
-    Y: np.ndarray
+    Y: CompactScores  # 0/1 scores as bytes (soft ones exactly), the mask apart: never a float copy
     items: list
     balance: np.ndarray
     scen: np.ndarray
@@ -112,11 +127,12 @@ def _select_kmeans(pb: _Problem, irt: IRTModel, Y: np.ndarray, rng: np.random.Ge
     rows = np.arange(Y.shape[0])
     if len(rows) > max_models:
         rows = np.sort(rng.choice(rows, max_models, replace=False))
-    truth = true_scores(Y[rows], pb.balance, pb.scen_idx, pb.S)
+    Y = _rows(Y, rows)  # at most max_models rows
+    truth = true_scores(Y, pb.balance, pb.scen_idx, pb.S)
     best, best_mae, maes = None, np.inf, []
     for _ in range(pb.n_seeds):
         anchors = cluster_anchors(emb, pb.k, pb.balance, pb.scen, seed=int(rng.integers(2**31)))
-        comp = _estimator(pb, irt, anchors).components(Y[rows][:, anchors.positions])
+        comp = _estimator(pb, irt, anchors).components(Y[:, anchors.positions])
         mae = float(np.nanmean(np.abs(0.5 * (comp["irt"] + comp["pirt"]) - truth)))
         maes.append(mae)
         # a strictly better criterion by more than float noise: ties keep the earlier seed
@@ -157,17 +173,18 @@ def _with_ridge(est: TinyEstimator, coef: np.ndarray, intercept: np.ndarray) -> 
     return est
 
 
-def _fit_once(pb: _Problem, Y: np.ndarray, truth: np.ndarray, rows: np.ndarray, n_dims: int,
+def _fit_once(pb: _Problem, Y: CompactScores, truth: np.ndarray, rows: np.ndarray, n_dims: int,
               rng: np.random.Generator, anchors: AnchorSet | None, irt: IRTModel | None = None):
     """IRT (+ k-means anchors) + regression on ``Y[rows]`` (full scores ``truth[rows]``): an
-    uncalibrated estimator."""
+    uncalibrated estimator. The rows are a view (indices), not a copy."""
+    Y_rows = Y.view(rows)
     if irt is None:
-        irt = IRTModel(n_dims=n_dims, **pb.irt_kwargs).fit(Y[rows])
+        irt = IRTModel(n_dims=n_dims, **pb.irt_kwargs).fit(Y_rows)
     extra = {}
     if anchors is None:
-        anchors, extra["seed_mae"] = _select_kmeans(pb, irt, Y[rows], rng)
+        anchors, extra["seed_mae"] = _select_kmeans(pb, irt, Y_rows, rng)
     est = _estimator(pb, irt, anchors)
-    comp = est.components(Y[rows][:, anchors.positions])
+    comp = est.components(Y_rows.dense(cols=anchors.positions))
     _with_ridge(est, *_fit_ridge(pb, comp, truth[rows], anchors))
     return est, anchors, irt, extra
 
@@ -244,13 +261,15 @@ def fit_estimator(
     check_binarize(binarize)
     # --- 1. canonical order: the same tiny benchmark from any layout of the same data
     rows_in, cols_in = matrix.canonical_order(scenario_order)
-    canon = matrix.select_models(rows_in).select_items(cols_in)
-    Y = np.ascontiguousarray(canon.scores, dtype=np.float64)
-    scen = canon.scenarios().astype(str)
+    # the canonical matrix as a compact copy (bytes for 0/1 scores): the only copy of the scores
+    Y = matrix.compact.take(rows_in, cols_in)
+    models = [matrix.models[i] for i in rows_in]
+    scen = matrix.scenarios()[cols_in].astype(str)
     scen_names = [str(s) for s in scenario_order] if scenario_order is not None else sorted(set(scen))
     scen_names = [str(s) for s in scen_names if s in set(scen)]
     pb = _Problem(
-        Y=Y, items=list(canon.items), balance=balance_weights(scen, canon.subscenarios()), scen=scen,
+        Y=Y, items=[matrix.items[j] for j in cols_in], balance=balance_weights(scen, matrix.subscenarios()[cols_in]),
+        scen=scen,
         scen_idx=np.array([scen_names.index(s) for s in scen]), scen_names=scen_names, k=int(n_anchors),
         design=design, n_seeds=int(n_seeds), irt_kwargs=dict(binarize=binarize, random_state=seed, **(irt_params or {})),
     )
@@ -258,7 +277,7 @@ def fit_estimator(
     # (and on 2 cores single-threaded BLAS was also the faster)
     with threadpool_limits(limits=1):
         result = _fit(pb, n_dims, int(n_folds), validation_fraction, seed, float(kappa), progress, metadata,
-                      binarize, canon.models)
+                      binarize, models)
     # anchors as positions of the caller's matrix (the estimator itself holds item ids)
     a = result.anchors
     result.anchors = AnchorSet(cols_in[a.positions], a.weights, a.labels[np.argsort(cols_in)], a.method, a.seed,
@@ -281,8 +300,8 @@ def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progre
     # --- 3. the anchors of the stratified design: drawn once, before any fit uses them
     anchors = None
     if pb.design == "stratified":
-        obs = ~np.isnan(Y)
-        easiness = np.where(obs.any(0), np.where(obs, Y, 0.0).sum(0) / np.maximum(obs.sum(0), 1), 0.5)
+        counts = Y.col_counts()
+        easiness = np.where(counts > 0, Y.col_sums() / np.maximum(counts, 1), 0.5)
         anchors = stratified_anchors(easiness, pb.k, pb.balance, pb.scen, seed=seed)
     # --- 4. out-of-fold estimates
     truth_all = true_scores(Y, pb.balance, pb.scen_idx, S)
@@ -300,7 +319,7 @@ def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progre
         steps.set_postfix_str(f"fold {r + 1}/{len(folds)}")
         train = np.setdiff1d(np.arange(n), val)
         est_r, anchors_r, fold_irt, _ = _fit_once(pb, Y, truth_all, train, n_dims, rng, anchors)
-        comp = est_r.components(Y[val][:, anchors_r.positions])
+        comp = est_r.components(Y.dense(val, anchors_r.positions))
         for key in keys:
             oof[key][val] = comp[key]
         held[val] = True
@@ -312,7 +331,7 @@ def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progre
     steps.set_postfix_str("calibration")
     params = {name: _calibrate(oof, truth, s, len(rows), pb.design, kappa, truth_all[:, s])
               for s, name in enumerate(pb.scen_names)}
-    report = validation_report(Y[rows], truth, oof, params, pb, pb.k, seed)
+    report = validation_report(Y.view(rows), truth, oof, params, pb, pb.k, seed)
     report["oof"] = oof_arrays(oof, truth, params, pb.scen_names, [models[i] for i in rows])
     steps.update()
     # --- 6. the shipped estimator: the same procedure on every training model
@@ -418,11 +437,13 @@ def scored(oof: dict, params: dict, scen_names) -> tuple[np.ndarray, np.ndarray]
     return np.clip(score, 0.0, 1.0), se
 
 
-def random_baseline(Y: np.ndarray, truth: np.ndarray, balance, scen, k: int, seed: int, draws: int = 50) -> np.ndarray:
-    """MAE per scenario of the balance-weighted mean of k random items (mean over draws)."""
+def random_baseline(Y, truth: np.ndarray, balance, scen, k: int, seed: int, draws: int = 50) -> np.ndarray:
+    """MAE per scenario of the balance-weighted mean of k random items (mean over draws).
+
+    ``Y``: a float matrix (NaN = not evaluated) or :class:`CompactScores`; only the drawn
+    items' columns are read."""
     scen_names = list(dict.fromkeys(scen))
-    obs = ~np.isnan(Y)
-    Yf = np.where(obs, Y, 0.0)
+    n = Y.shape[0]
     rng = np.random.default_rng(seed + 7919)
     errs = np.zeros(len(scen_names))
     for _ in range(draws):
@@ -430,8 +451,10 @@ def random_baseline(Y: np.ndarray, truth: np.ndarray, balance, scen, k: int, see
         for s, name in enumerate(scen_names):
             m = np.array([scen[p] == name for p in a.positions])
             pos = a.positions[m]
-            w = balance[pos] * obs[:, pos]
-            est = (w * Yf[:, pos]).sum(1) / np.maximum(w.sum(1), 1e-12)
+            Yp = _rows(Y, slice(0, n), pos)
+            obs = ~np.isnan(Yp)
+            w = balance[pos] * obs
+            est = (w * np.where(obs, Yp, 0.0)).sum(1) / np.maximum(w.sum(1), 1e-12)
             errs[s] += np.nanmean(np.abs(est - truth[:, s])) / draws
     return errs
 
