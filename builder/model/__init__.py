@@ -8,6 +8,8 @@ The result is a :class:`builder.estimator.TinyEstimator` and a validation report
 """
 
 from builder.model.fitting import DESIGNS, FitResult, fit_estimator, report_markdown
+from builder.model.memory import keep_freed_blocks
 from builder.model.options import FitOptions, check_binarize
 
-__all__ = ["fit_estimator", "FitResult", "FitOptions", "DESIGNS", "check_binarize", "report_markdown"]
+__all__ = ["fit_estimator", "FitResult", "FitOptions", "DESIGNS", "check_binarize", "report_markdown",
+           "keep_freed_blocks"]

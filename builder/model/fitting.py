@@ -36,6 +36,7 @@ from builder.model.anchors import AnchorSet, balance_weights, cluster_anchors, r
 from builder.model.calibrate import choose_lambda, coverage, interval_scale
 from builder.estimator import TinyEstimator, composite, gp_blend
 from builder.model.irt import IRTModel, check_binarize
+from builder.model.memory import keep_freed_blocks
 from builder.read import CompactScores, ResponseMatrix, row_chunks
 
 MIN_MODELS = 6
@@ -274,8 +275,9 @@ def fit_estimator(
         design=design, n_seeds=int(n_seeds), irt_kwargs=dict(binarize=binarize, random_state=seed, **(irt_params or {})),
     )
     # one BLAS/OpenMP thread: results then do not depend on the machine's thread count
-    # (and on 2 cores single-threaded BLAS was also the faster)
-    with threadpool_limits(limits=1):
+    # (and on 2 cores single-threaded BLAS was also the faster); the blocks of rows that the
+    # fit frees are reused instead of being handed back to the kernel (system time)
+    with threadpool_limits(limits=1), keep_freed_blocks():
         result = _fit(pb, n_dims, int(n_folds), validation_fraction, seed, float(kappa), progress, metadata,
                       binarize, models)
     # anchors as positions of the caller's matrix (the estimator itself holds item ids)

@@ -166,6 +166,8 @@ class CompactScores:
     def view(self, rows: Sequence[int] | np.ndarray) -> "CompactScores":
         """These scores restricted to ``rows`` (positions in this object), without a copy."""
         rows = np.asarray(rows, dtype=np.int64)
+        if self.rows is None and len(rows) == self.values.shape[0] and (rows == np.arange(len(rows))).all():
+            return CompactScores(self.values, self.mask)  # all rows in order: blocks are slices
         return CompactScores(self.values, self.mask, rows if self.rows is None else self.rows[rows])
 
     def take(self, rows: Sequence[int] | np.ndarray | None = None,

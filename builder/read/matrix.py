@@ -105,6 +105,24 @@ class ResponseMatrix:
             self._dense = self._compact.dense()
         return self._dense
 
+    @scores.setter
+    def scores(self, value: np.ndarray) -> None:
+        # as an attribute of the dataclass this was: no checks (a reader that checked every
+        # block on its way in sets the finished matrix this way)
+        self._dense = np.asarray(value, dtype=np.float64)
+        self._compact = None
+
+    @property
+    def storage(self) -> "np.ndarray | CompactScores":
+        """The scores as this matrix holds them: the float64 array, or CompactScores. A new
+        matrix over the same scores (other item ids or info) takes this, nothing is converted."""
+        return self._dense if self._dense is not None else self._compact
+
+    def score_rows(self, rows) -> np.ndarray:
+        """Float64 scores (NaN = not evaluated) of ``rows`` (a slice or indices), without making
+        the whole float matrix when the storage is compact."""
+        return self._dense[rows] if self._dense is not None else self._compact.dense(rows)
+
     @property
     def compact(self) -> CompactScores:
         """The scores as :class:`~builder.read.compact.CompactScores` (made once from the float64
