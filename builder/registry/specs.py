@@ -43,6 +43,7 @@ import re
 from pathlib import Path
 from typing import Any, Mapping
 
+from builder.errors import SpecError
 from builder.registry.benchmarks import REGISTRY, BenchmarkSpec, ConfigSpec, validate_spec
 
 __all__ = ["SpecError", "load_spec_file", "spec_from_mapping", "HARNESS_OUTPUT_TYPES"]
@@ -50,10 +51,6 @@ __all__ = ["SpecError", "load_spec_file", "spec_from_mapping", "HARNESS_OUTPUT_T
 HARNESS_OUTPUT_TYPES = ("multiple_choice", "generate_until", "loglikelihood")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}$")
 _IDENT_RE = re.compile(r"^[A-Za-z_][\w.-]*$")
-
-
-class SpecError(ValueError):
-    """A custom benchmark spec that cannot describe a tiny benchmark (the message names the key)."""
 
 
 def _str(data: Mapping, key: str, where: str, default: str | None = None, required: bool = False) -> str | None:
