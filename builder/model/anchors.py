@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from builder.params import ANCHORS
+
 
 @dataclass
 class AnchorSet:
@@ -77,8 +79,7 @@ def balance_weights(scenarios: np.ndarray, subscenarios: np.ndarray | None = Non
 
 
 def _check_k(k: int, n_items: int, n_scenarios: int = 1) -> int:
-    if int(k) != k or k < 1:
-        raise ValueError(f"the number of anchors must be a positive integer, got {k!r}")
+    k = ANCHORS.check(k, "the number of anchors")
     if k > n_items:
         raise ValueError(f"cannot pick {k} anchors from {n_items} items")
     if k < n_scenarios:

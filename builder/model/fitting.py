@@ -35,11 +35,11 @@ from builder import __version__
 from builder.model.anchors import AnchorSet, balance_weights, cluster_anchors, random_anchors, stratified_anchors
 from builder.model.calibrate import choose_lambda, coverage, interval_scale
 from builder.estimator import TinyEstimator, composite, gp_blend
-from builder.model.irt import IRTModel, check_binarize
+from builder.model.irt import IRTModel
+from builder.params import ANCHORS, DESIGN, DIMS, N_SEEDS, SEED, check_binarize
 from builder.read import ResponseMatrix
 
 MIN_MODELS = 6
-DESIGNS = ("stratified", "kmeans")
 #: regularisation path of the anchor regression (scikit-learn's RidgeCV, efficient LOO)
 RIDGE_ALPHAS = tuple(np.logspace(-3, 3, 13))
 #: weight of p-IRT in the model-based estimate: chosen on this grid out-of-fold
@@ -227,10 +227,11 @@ def fit_estimator(
     n, N = matrix.shape
     if n < MIN_MODELS:
         raise ValueError(f"need at least {MIN_MODELS} models to fit and validate, got {n}")
-    if design not in DESIGNS:
-        raise ValueError(f"design must be one of {DESIGNS}, got {design!r}")
-    if isinstance(n_seeds, bool) or int(n_seeds) != n_seeds or n_seeds < 1:
-        raise ValueError(f"n_seeds must be a positive integer, got {n_seeds!r}")
+    n_anchors = ANCHORS.check(n_anchors, "n_anchors")
+    seed = SEED.check(seed)
+    n_dims = DIMS.optional(n_dims)
+    DESIGN.check(design)
+    N_SEEDS.check(n_seeds)
     if not 0 < validation_fraction < 1:
         raise ValueError(f"validation_fraction must be in (0, 1), got {validation_fraction!r}")
     if not (isinstance(kappa, (int, float)) and np.isfinite(kappa) and kappa >= 0):

@@ -56,6 +56,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from builder.params import ANCHORS
+
 POLO2024_BIBTEX = """@article{polo2024tinybenchmarks,
   title={tinyBenchmarks: evaluating LLMs with fewer examples},
   author={Maia Polo, Felipe and Weber, Lucas and Choshen, Leshem and Sun, Yuekai and Xu, Gongjun and Yurochkin, Mikhail},
@@ -332,8 +334,8 @@ def validate_spec(spec: BenchmarkSpec) -> list[str]:
     out: list[str] = []
     if not spec.configs:
         out.append("no configs")
-    if spec.anchors < 1:
-        out.append("anchors must be >= 1")
+    if (problem := ANCHORS.problem(spec.anchors)) is not None:
+        out.append(problem)
     if len(spec.configs) > 1 and not spec.joint:
         out.append("several configs but joint=False")
     for what, values in (("config names", [c.name for c in spec.configs]),

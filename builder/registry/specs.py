@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from builder.errors import SpecError
+from builder.params import ANCHORS
 from builder.registry.benchmarks import REGISTRY, BenchmarkSpec, ConfigSpec, validate_spec
 
 __all__ = ["SpecError", "load_spec_file", "spec_from_mapping", "HARNESS_OUTPUT_TYPES"]
@@ -148,9 +149,7 @@ def spec_from_mapping(data: Mapping[str, Any], where: str = "spec") -> Benchmark
             jinja2.Environment().parse(prompt)
         except jinja2.TemplateSyntaxError as exc:
             raise SpecError(f"{where}: prompt is not a valid jinja2 template: {exc.message} (line {exc.lineno})") from None
-    anchors = data.get("anchors", 100)
-    if not isinstance(anchors, int) or isinstance(anchors, bool) or anchors < 1:
-        raise SpecError(f"{where}: anchors must be a positive integer, got {anchors!r}")
+    anchors = ANCHORS.check(data.get("anchors", 100), f"{where}: anchors", error=SpecError)
     columns = _str_list(data, "columns", where)
     if columns:
         columns = tuple(c for c in columns if c != "input_formatted")
