@@ -72,7 +72,7 @@ HARNESS_DIR = "lm_eval"
 __all__ = [
     "DATASET_FORMAT", "FIT_FORMAT", "OWN_FORMATS", "MANIFEST_SCHEMA_VERSION", "MANIFEST_NAME", "CARD_NAME",
     "VALIDATION_NAME", "PLOT_NAME", "ESTIMATOR_CODE", "ESTIMATOR_JSON", "ESTIMATOR_NPZ", "ESTIMATOR_FILES", "HARNESS_DIR",
-    "data_path", "estimator_folder", "file_sha256", "FileDigest", "file_digest", "input_record", "matrix_record",
+    "data_path", "estimator_folder", "child_path", "file_sha256", "FileDigest", "file_digest", "input_record", "matrix_record",
     "is_hidden",
     "listed_files", "to_jsonable", "write_json", "write_parquet", "copy_estimator_code", "atomic_write_text",
     "write_manifest", "read_manifest", "verify_manifest", "refresh_manifest", "is_dataset_folder",
@@ -89,7 +89,21 @@ def data_path(config: str, split: str) -> str:
 
 def estimator_folder(folder: str | os.PathLike, path: str) -> Path:
     """The folder of an estimator: ``path`` is relative to ``folder`` (``""`` = the root)."""
-    return Path(folder) / path if path else Path(folder)
+    return child_path(folder, path) if path else Path(folder)
+
+
+def child_path(folder: str | os.PathLike, rel: str) -> Path:
+    """``folder / rel`` for a relative POSIX path that stays inside ``folder``; BuildError otherwise.
+
+    The registry and the spec loader refuse names that are not plain names; this is the last
+    check before a file is written, so that no name from a spec or a manifest ever writes
+    outside the folder (absolute paths, ``..``, backslashes, control characters, empty parts).
+    """
+    parts = rel.split("/") if isinstance(rel, str) else []
+    if (not parts or rel.startswith("/") or "\\" in rel
+            or any(p in ("", ".", "..") or not p.isprintable() for p in parts)):
+        raise BuildError(f"refusing to write {rel!r:.120}: not a plain relative path inside the folder")
+    return Path(folder).joinpath(*parts)
 
 
 # ============================================================================ hashing
