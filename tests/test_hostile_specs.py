@@ -112,3 +112,63 @@ def test_a_release_refuses_such_a_spec_when_it_loads_the_config(tmp_path, inputs
     assert release_main(["--config", str(cfg), "--version", "1.0.0", "--out", str(tmp_path / "rel"), "--quiet"]) == 2
     assert "plain name" in capsys.readouterr().err
     assert _files(tmp_path) == before
+
+
+# ------------------------------------------------------------------ prompts run in a sandbox
+ESCAPES = [
+    "{{ cycler.__init__.__globals__.os.system('touch PWNED') }}",
+    "{{ joiner.__init__.__globals__['os'].system('touch PWNED') }}",
+    "{{ question.__class__.__mro__[1].__subclasses__() }}",
+    "{{ question|attr('__class__') }}",
+    "{{ question['__class__'] }}",
+    "{% include 'x.txt' %}",
+    "{% import 'x.txt' as x %}{{ x }}",
+    "{% from 'x.txt' import y %}{{ y }}",
+    "{% extends 'x.txt' %}",
+]
+
+
+@pytest.mark.parametrize("prompt", ESCAPES)
+def test_a_prompt_cannot_escape_its_row(prompt, tmp_path, inputs, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "x.txt").write_text("{% macro y() %}included{% endmacro %}included")
+    with pytest.raises(SpecError, match="prompt"):
+        spec_from_mapping({**BASE, "prompt": prompt}, "spec.toml")
+    assert _build(tmp_path, inputs, {**BASE, "prompt": prompt}) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: spec.toml") or "spec.toml" in err, err
+    assert "unexpected" not in err and err.count("\n") == 1, err
+    assert not (tmp_path / "PWNED").exists() and not (tmp_path / "work").exists()
+
+
+@pytest.mark.parametrize("key", ["doc_to_text", "doc_to_target", "doc_to_choice"])
+def test_the_harness_templates_are_checked_too(key):
+    """lm-eval renders them (outside our sandbox) on the machine of whoever runs the task."""
+    harness = {**HARNESS, key: "{{ cycler.__init__.__globals__.os.system('id') }}"}
+    with pytest.raises(SpecError, match=r"\[harness\].*" + key):
+        spec_from_mapping({**BASE, "prompt": "{{ question }}", "harness": harness}, "spec.toml")
+
+
+def test_escapes_built_at_render_time_are_stopped_by_the_sandbox():
+    """What a static check cannot see (names assembled while rendering) the sandbox refuses."""
+    from builder.registry.prompts import render_template
+
+    with pytest.raises(ValueError, match="unsafe|sandbox"):
+        render_template("{{ question[('_' * 2) ~ 'class' ~ ('_' * 2)] }}", {"question": "q"})
+    with pytest.raises(ValueError, match="unsafe|sandbox"):
+        render_template("{{ (question * 1000000000)|length }}", {"question": "q"})
+    with pytest.raises(ValueError, match="unsafe|sandbox"):
+        render_template("{{ 9 ** 99999999 }}", {"question": "q"})
+    with pytest.raises(ValueError, match="unsafe|sandbox"):
+        render_template("{{ ((((10 ** 64) ** 64) ** 64) ** 64) ** 64 }}", {"question": "q"})
+    with pytest.raises(ValueError, match="unsafe|sandbox|immutable"):
+        render_template("{{ choices.append('x') }}{{ choices }}", {"choices": ["a"]})
+
+
+def test_ordinary_prompts_render_as_before():
+    from builder.registry.prompts import render_template
+
+    row = {"question": " Why? ", "choices": np.array(["a", "b"]), "n": 3}
+    assert render_template("{{ question.strip() }}\n{% for c in choices %}{{ loop.index }}. {{ c }}\n{% endfor %}"
+                           "{{ choices|join(', ') }} {{ n * 2 }} {{ '-' * 3 }} {{ choices[0]|upper }}\n", row) == (
+        "Why?\n1. a\n2. b\na, b 6 --- A\n")

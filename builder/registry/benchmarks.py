@@ -54,8 +54,9 @@ plus the single leaderboard scenarios ``['truthfulqa', 'gsm8k', 'winogrande', 'a
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass, field
+
+from builder.layout import name_problem
 
 POLO2024_BIBTEX = """@article{polo2024tinybenchmarks,
   title={tinyBenchmarks: evaluating LLMs with fewer examples},
@@ -327,32 +328,8 @@ _FULL_SPLIT_SAMPLERS = ("first_n", "fixed")
 _CONTENT_FROM = ("upstream", "source", "local")
 
 
-#: a name that becomes a path part of the folder (config, split, harness task): letters, digits, _ . -
-#: starting with a letter, digit or _ (never hidden, never ``.`` or ``..``), at most 96 characters
-_PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,95}")
-#: datasets' rule for split names (``datasets.naming._split_re``), ASCII only
-_SPLIT_NAME = re.compile(r"[A-Za-z0-9_]{1,96}(\.[A-Za-z0-9_]+)*")
-
-
-def name_problem(value: object, what: str, split: bool = False) -> str | None:
-    """Why ``value`` cannot be a plain name (a config, split or task name), or None.
-
-    These names become file and folder names of the build (``<config>/<split>-...parquet``,
-    ``lm_eval/<task>.yaml``): a path separator, ``..``, an absolute path or a control
-    character would write outside the output folder or make names no one can type. A
-    split also follows datasets' rule (``\\w+(\\.\\w+)*``, ASCII), so ``load_dataset`` reads it.
-    """
-    rule = _SPLIT_NAME if split else _PLAIN_NAME
-    if isinstance(value, str) and rule.fullmatch(value) and ".." not in value and len(value) <= 96:
-        return None
-    allowed = "letters, digits, _ and single dots" if split else "letters, digits, _ . -, not starting with . or -"
-    return (f"{what} must be a plain name ({allowed}; no path separators, '..', absolute paths or control "
-            f"characters; at most 96 characters), got {value!r:.120}")
-
-
 def validate_spec(spec: BenchmarkSpec) -> list[str]:
-    """Consistency problems of an entry (empty list: fine). Renderer names are checked
-    against :mod:`builder.registry.prompts` by the tests (no import cycle here)."""
+    """Consistency problems of an entry (empty list: fine); the tests check its renderer names."""
     out: list[str] = []
     if not spec.configs:
         out.append("no configs")
@@ -368,10 +345,8 @@ def validate_spec(spec: BenchmarkSpec) -> list[str]:
             out.append(f"duplicate {what}: {dup}")
     for c in spec.configs:
         where = f"config {c.name!r:.120}"
-        bad_names = [name_problem(c.name, "config name"), name_problem(c.tiny_split, f"{where}: split name", True),
-                     *(name_problem(s, f"{where}: split name", True) for s in c.full_splits),
-                     name_problem(c.harness_task, f"{where}: harness task name") if c.harness_task else None]
-        out.extend(p for p in bad_names if p)
+        out.extend(filter(None, [name_problem(c.name, "config name"), name_problem(c.harness_task or "x", "task name"),
+                                 *(name_problem(s, f"{where}: split", True) for s in (c.tiny_split, *c.full_splits))]))
         if c.tiny_split in c.full_splits:
             out.append(f"{where}: tiny split {c.tiny_split!r} also listed in full_splits")
         if len(set(c.full_splits)) != len(c.full_splits):

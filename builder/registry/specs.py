@@ -32,7 +32,9 @@ with a prompt), ``doc_to_choice``, ``doc_to_target``, ``metric`` (default ``acc`
 A spec is untrusted input, as a dataset is: ``config``, ``split`` and the harness ``task`` become
 file and folder names of the build, so they must be plain names (letters, digits, ``_ . -``; a
 split also follows datasets' rule); a path separator, ``..``, an absolute path or a control
-character is a :class:`SpecError` when the file is loaded, before anything is written.
+character is a :class:`SpecError` when the file is loaded, before anything is written. The
+``prompt`` renders in jinja2's sandbox; loading tags and ``_`` attributes are refused in it and
+in the ``[harness]`` templates (:func:`builder.registry.prompts.template_problems`).
 
 :func:`load_spec_file` reads and checks a file into a :class:`~builder.registry.benchmarks.BenchmarkSpec`
 (one config, fitted alone); every problem is a :class:`SpecError` naming the file and the key.
@@ -48,7 +50,9 @@ import re
 from pathlib import Path
 from typing import Any, Mapping
 
-from builder.registry.benchmarks import REGISTRY, BenchmarkSpec, ConfigSpec, name_problem, validate_spec
+from builder.layout import name_problem
+from builder.registry.benchmarks import REGISTRY, BenchmarkSpec, ConfigSpec, validate_spec
+from builder.registry.prompts import template_problems
 
 __all__ = ["SpecError", "load_spec_file", "spec_from_mapping", "HARNESS_OUTPUT_TYPES"]
 
@@ -103,6 +107,10 @@ def _harness(data: Any, name: str, has_prompt: bool, where: str) -> tuple[str, s
     doc_to_text = _str(data, "doc_to_text", where, default="{{input_formatted}}" if has_prompt else None)
     if doc_to_text is None:
         raise SpecError(f"{where}: doc_to_text is required without a prompt template")
+    # lm-eval renders these (with its own, unsandboxed jinja2) wherever the task runs: same rule as the prompt
+    for key in ("doc_to_text", "doc_to_choice", "doc_to_target"):
+        if isinstance(data.get(key), str):
+            _template(data[key], key, where)
     settings: dict[str, Any] = {"output_type": output_type, "doc_to_text": doc_to_text}
     choice = data.get("doc_to_choice")
     if output_type == "multiple_choice":
@@ -149,12 +157,7 @@ def spec_from_mapping(data: Mapping[str, Any], where: str = "spec") -> Benchmark
     config_name = _plain(_str(data, "config", where, default="default"), "config", where)  # a folder of the build
     prompt = _str(data, "prompt", where)
     if prompt is not None:
-        import jinja2
-
-        try:
-            jinja2.Environment().parse(prompt)
-        except jinja2.TemplateSyntaxError as exc:
-            raise SpecError(f"{where}: prompt is not a valid jinja2 template: {exc.message} (line {exc.lineno})") from None
+        _template(prompt, "prompt", where)
     anchors = data.get("anchors", 100)
     if not isinstance(anchors, int) or isinstance(anchors, bool) or anchors < 1:
         raise SpecError(f"{where}: anchors must be a positive integer, got {anchors!r}")
@@ -192,6 +195,13 @@ def spec_from_mapping(data: Mapping[str, Any], where: str = "spec") -> Benchmark
     if problems:
         raise SpecError(f"{where}: " + "; ".join(problems))
     return spec
+
+
+def _template(text: str, key: str, where: str) -> None:
+    """A SpecError unless ``text`` is a jinja2 template that reaches nothing but its row."""
+    problems = template_problems(text)
+    if problems:
+        raise SpecError(f"{where}: {key}: " + "; ".join(problems))
 
 
 def _plain(value: str, key: str, where: str, split: bool = False) -> str:
