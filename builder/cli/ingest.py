@@ -15,6 +15,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from builder.cli._run import command
 from builder.read import FORMATS, IngestResult, ingest_with_report
 from builder.read import MatrixFormatError, ResponseMatrix
 from builder.read import SourceError
@@ -102,6 +103,7 @@ def read_hub_models(path: str | Path) -> list[str]:
     return models
 
 
+@command(interrupted="error: interrupted; nothing written")
 def run_ingest(args: argparse.Namespace) -> int:
     """Handler of ``builder ingest``.
 
@@ -109,43 +111,34 @@ def run_ingest(args: argparse.Namespace) -> int:
     nothing written); 3 when some models kept failing: the matrix of the others is written, the
     failed ones are listed on stderr and in ``<out stem>.failed.txt``.
     """
-    from builder.read import ClusterError
-
     out = Path(args.out)
     workers = getattr(args, "workers", None)
     scheduler = getattr(args, "scheduler", None)
-    try:
-        check_outputs(out, getattr(args, "items_out", None), args.sources)
-        for flag, value in (("--workers", workers), ("--jobs", getattr(args, "jobs", None))):
-            if value is not None and value < 1:
-                raise SourceError(f"{flag} must be at least 1, got {value}")
-        if getattr(args, "retries", 2) < 0:
-            raise SourceError(f"--retries must be 0 or more, got {args.retries}")
-        hub_file = getattr(args, "hub_models", None)
-        hub_models = read_hub_models(hub_file) if hub_file else []
-        if not args.sources and not hub_models:
-            raise SourceError("give at least one SOURCE, or --hub-models FILE")
-        result = ingest_with_report(
-            args.sources,
-            task=getattr(args, "task", None),
-            metric=getattr(args, "metric", None),
-            filter=getattr(args, "filter", None),
-            content=getattr(args, "content", None),
-            format=getattr(args, "format", None),
-            workers=workers if workers is not None else getattr(args, "jobs", None),
-            executor="dask" if workers is not None else None,
-            scheduler=scheduler,
-            hub_models=hub_models,
-            hub_cache=getattr(args, "hub_cache", None),
-            retries=getattr(args, "retries", 2),
-            progress=getattr(args, "progress", "auto"),
-        )
-    except (SourceError, MatrixFormatError, FileNotFoundError, ClusterError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("error: interrupted; nothing written", file=sys.stderr)
-        return 130
+    check_outputs(out, getattr(args, "items_out", None), args.sources)
+    for flag, value in (("--workers", workers), ("--jobs", getattr(args, "jobs", None))):
+        if value is not None and value < 1:
+            raise SourceError(f"{flag} must be at least 1, got {value}")
+    if getattr(args, "retries", 2) < 0:
+        raise SourceError(f"--retries must be 0 or more, got {args.retries}")
+    hub_file = getattr(args, "hub_models", None)
+    hub_models = read_hub_models(hub_file) if hub_file else []
+    if not args.sources and not hub_models:
+        raise SourceError("give at least one SOURCE, or --hub-models FILE")
+    result = ingest_with_report(
+        args.sources,
+        task=getattr(args, "task", None),
+        metric=getattr(args, "metric", None),
+        filter=getattr(args, "filter", None),
+        content=getattr(args, "content", None),
+        format=getattr(args, "format", None),
+        workers=workers if workers is not None else getattr(args, "jobs", None),
+        executor="dask" if workers is not None else None,
+        scheduler=scheduler,
+        hub_models=hub_models,
+        hub_cache=getattr(args, "hub_cache", None),
+        retries=getattr(args, "retries", 2),
+        progress=getattr(args, "progress", "auto"),
+    )
     matrix = result.matrix
     if matrix is not None:
         matrix.write(out)

@@ -50,6 +50,7 @@ import re
 from pathlib import Path
 from typing import Any, Mapping
 
+from builder.errors import SpecError
 from builder.layout import name_problem
 from builder.registry.benchmarks import REGISTRY, BenchmarkSpec, ConfigSpec, validate_spec
 from builder.registry.prompts import template_problems
@@ -58,10 +59,6 @@ __all__ = ["SpecError", "load_spec_file", "spec_from_mapping", "HARNESS_OUTPUT_T
 
 HARNESS_OUTPUT_TYPES = ("multiple_choice", "generate_until", "loglikelihood")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}$")
-
-
-class SpecError(ValueError):
-    """A custom benchmark spec that cannot describe a tiny benchmark (the message names the key)."""
 
 
 def _str(data: Mapping, key: str, where: str, default: str | None = None, required: bool = False) -> str | None:
