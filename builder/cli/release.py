@@ -7,6 +7,7 @@ under the program name ``release.py``.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from builder.cli._args import add_debug
