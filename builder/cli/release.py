@@ -7,6 +7,7 @@ under the program name ``release.py``.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from builder.cli._args import add_debug
@@ -41,11 +42,12 @@ def run_release_command(args: argparse.Namespace) -> int:
 
     version = normalize_version(args.version)
     config = load_config(args.config).select(args.only)
+    print(config.describe_inputs(), file=sys.stderr)  # which data, before the slow part
     summary = run_release(config, version, out=args.out, push=args.push,
                           previous="none" if args.no_previous else "always" if args.fetch_previous else "auto",
                           progress=not args.quiet)
     out = Path(args.out) if args.out else default_out_dir(version)
-    lines = [f"release {summary['tag']} ({len(summary['benchmarks'])} benchmark(s)) in {out}/"]
+    lines = [f"release {summary['tag']} ({len(summary['benchmarks'])} benchmark(s)) in {out}/", config.describe_inputs()]
     for name, b in summary["benchmarks"].items():
         pub = b.get("published")
         state = f"{pub['action']} {pub['commit'][:12]}" if pub else "built (not pushed)"
