@@ -129,13 +129,13 @@ def summarize(rows: list[dict], datasets, protocol: str) -> tuple[str, dict]:
         st["seeds"] = len(rs)
         stats[name] = st
     lines = [
-        "| dataset | train/test | random-k MAE | " + " | ".join(LABELS.get(m, m) for m in methods)
+        "| dataset | train/test | random-k MAE | " + " | ".join(str(LABELS.get(m, m)) for m in methods)
         + " | best other | score / best | 95% coverage | width |",
         "|---|---|---:|" + "---:|" * len(methods) + "---|---:|---:|---:|",
     ]
     for name, st in stats.items():
         others = {m: v for m, v in st["ratio"].items() if m != "score"}
-        best = min(others, key=others.get)
+        best = min(others, key=lambda m: others[m])
         cells = []
         for m in methods:
             v = st["ratio"].get(m)

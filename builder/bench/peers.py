@@ -70,7 +70,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -291,7 +291,7 @@ def run_worker(peers_python: str | os.PathLike, train: np.ndarray, test: np.ndar
                     proc.kill()
             fatal = None
             try:
-                for line in proc.stdout:
+                for line in proc.stdout or ():  # stdout=PIPE: never None
                     try:
                         msg = json.loads(line)
                     except ValueError:
@@ -325,7 +325,8 @@ def run_worker(peers_python: str | os.PathLike, train: np.ndarray, test: np.ndar
                 proc.wait()
                 raise
             finally:
-                proc.stdout.close()
+                if proc.stdout is not None:
+                    proc.stdout.close()
                 with _ACTIVE_LOCK:
                     _ACTIVE_WORKERS.discard(proc)
             if fatal is not None:
@@ -481,7 +482,7 @@ def summarize(rows: list[dict], datasets: Sequence[str], protocols_: Sequence[st
             head = ["dataset", "train/test", "random-k"] + list(methods)
             out.append("| " + " | ".join(head) + " |")
             out.append("|---|---|" + "---:|" * (len(head) - 2))
-            per_method_means = {m: [] for m in methods}
+            per_method_means: dict[str, list[float]] = {m: [] for m in methods}
             for name in datasets:
                 rs = [r for r in rows if r["dataset"] == name and r["protocol"] == protocol]
                 if not rs:
@@ -497,7 +498,7 @@ def summarize(rows: list[dict], datasets: Sequence[str], protocols_: Sequence[st
             if key == "ratio":
                 out.append("| **mean over datasets** | | 1 | " + " | ".join(
                     f"{np.nanmean(per_method_means[m]):.2f}" if per_method_means[m] else "" for m in methods) + " |")
-    secs = {}
+    secs: dict[Any, Any] = {}
     for r in rows:
         if r["method"] != "random-k" and r.get("seconds") is not None and not math.isnan(r["seconds"]):
             secs.setdefault(r["method"], []).append(r["seconds"])

@@ -119,7 +119,8 @@ def fit_estimators(spec: BenchmarkSpec, inputs: BuildInputs, options: BuildOptio
     groups = [spec.configs] if (spec.joint or len(spec.configs) == 1) else [[c] for c in spec.configs]
     fits = []
     for configs in groups:
-        cols, ids, scen, sub, content_of = [], [], [], [], {}
+        cols, ids, scen, sub = [], [], [], []
+        content_of: dict[str, Any] = {}
         for c in configs:
             ci = assigned[c.name]
             content_of[c.name] = {}

@@ -97,7 +97,7 @@ def _estimator(pb: _Problem, irt: IRTModel, anchors: AnchorSet, params=None, rid
                metadata=None) -> TinyEstimator:
     mean, cov = irt.ability_prior()
     return TinyEstimator(
-        item_ids=pb.items, anchor_positions=anchors.positions, anchor_weights=anchors.weights,
+        item_ids=pb.items, anchor_positions=anchors.positions, anchor_weights=anchors.weights,  # type: ignore[arg-type]  # arrays: any array-like
         A=irt.discrimination_, b=irt.difficulty_, balance=pb.balance, scenario_index=pb.scen_idx,
         scenario_names=pb.scen_names, strata=anchors.labels, prior_mean=mean, prior_cov=cov,
         params=params, ridge_coef=ridge_coef, design=pb.design, metadata=metadata,
@@ -122,6 +122,7 @@ def _select_kmeans(pb: _Problem, irt: IRTModel, Y: np.ndarray, rng: np.random.Ge
         # a strictly better criterion by more than float noise: ties keep the earlier seed
         if mae < best_mae - 1e-12:
             best, best_mae = anchors, mae
+    assert best is not None  # n_seeds >= 1 and a finite MAE
     return best, maes
 
 
@@ -318,7 +319,7 @@ def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progre
     steps.update()
     # --- 6. the shipped estimator: the same procedure on every training model
     steps.set_postfix_str(f"final fit on {n} models x {N} items")
-    irt = fold_irt.refit(Y) if len(folds) == 1 else None  # one hold-out: warm start from its fit
+    irt = fold_irt.refit(Y) if len(folds) == 1 and fold_irt is not None else None  # one hold-out: warm start from its fit
     est, anchors, irt, extra = _fit_once(pb, Y, truth_all, np.arange(n), n_dims, rng, anchors, irt=irt)
     steps.update()
     steps.close()

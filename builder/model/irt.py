@@ -337,7 +337,7 @@ class IRTModel:
                 th_v, _ = fit_abilities(fit_part, A, b, mean, cov)
                 losses.append(_mean_log_loss(test_part, expit(th_v @ A.T - b)))
             scores[d] = float(np.mean(losses))
-        best = min(scores, key=scores.get)
+        best = min(scores, key=lambda d: scores[d])
         return best, scores
 
     def _init(self, Y: np.ndarray, D: int, rng: np.random.Generator, svd: bool = True):

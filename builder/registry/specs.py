@@ -48,7 +48,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping, overload
 
 from builder.errors import SpecError
 from builder.layout import name_problem
@@ -62,6 +62,12 @@ HARNESS_OUTPUT_TYPES = ("multiple_choice", "generate_until", "loglikelihood")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}$")
 
 
+@overload
+def _str(data: Mapping, key: str, where: str, default: str, required: bool = False) -> str: ...
+@overload
+def _str(data: Mapping, key: str, where: str, default: None = None, *, required: Literal[True]) -> str: ...
+@overload
+def _str(data: Mapping, key: str, where: str, default: None = None, required: bool = False) -> str | None: ...
 def _str(data: Mapping, key: str, where: str, default: str | None = None, required: bool = False) -> str | None:
     if key not in data:
         if required:
@@ -219,7 +225,7 @@ def load_spec_file(path: str | os.PathLike) -> BenchmarkSpec:
     try:
         import tomllib  # Python >= 3.11
     except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+        import tomli as tomllib  # type: ignore[no-redef,unused-ignore]
     path = Path(path)
     try:
         with open(path, "rb") as fh:

@@ -234,7 +234,7 @@ def _load_toml(path: Path) -> dict:
     try:
         import tomllib  # Python >= 3.11
     except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+        import tomli as tomllib  # type: ignore[no-redef,unused-ignore]
     try:
         with open(path, "rb") as fh:
             return tomllib.load(fh)

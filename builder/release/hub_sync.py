@@ -193,9 +193,9 @@ class PublishPlan:
 
     def describe(self) -> str:
         if self.action == "none":
-            return f"{self.repo_id}: {self.tag} already released on identical content ({self.target_oid[:12]}); nothing to do"
+            return f"{self.repo_id}: {self.tag} already released on identical content ({(self.target_oid or '')[:12]}); nothing to do"
         if self.action == "tag":
-            return f"{self.repo_id}: main already holds this content ({self.target_oid[:12]}); will tag it {self.tag}"
+            return f"{self.repo_id}: main already holds this content ({(self.target_oid or '')[:12]}); will tag it {self.tag}"
         d = self.diff
         return (f"{self.repo_id}: will commit {len(self.local)} files (new {len(d['added'])}, changed "
                 f"{len(d['changed'])}, deleted {len(d['deleted'])}, unchanged {len(d['same'])}) and tag {self.tag}")
@@ -260,7 +260,7 @@ def _verify_tag(plan: PublishPlan, api) -> str:
                            "re-run the same command to check and finish") from None
     if oid is None:
         raise ReleaseError(f"{plan.repo_id}: tag {plan.tag} is missing after tagging")
-    diff = compare_trees(plan.local, remote)
+    diff = compare_trees(plan.local, remote or {})
     if not _identical(diff):
         raise ReleaseError(f"{plan.repo_id}: tag {plan.tag} ({oid[:12]}) does not hold the released files: {diff}")
     return oid
@@ -269,6 +269,7 @@ def _verify_tag(plan: PublishPlan, api) -> str:
 def _tag(plan: PublishPlan, oid: str, api) -> None:
     from huggingface_hub.errors import HfHubHTTPError
 
+    error: Exception
     try:
         api.create_tag(plan.repo_id, repo_type=REPO_TYPE, tag=plan.tag, revision=oid,
                        tag_message=f"{plan.repo_id.split('/')[-1]} {plan.tag}")
@@ -293,12 +294,14 @@ def execute_plan(plan: PublishPlan, api=None, *, message: str | None = None) -> 
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
     api = hub_api(api)
-    if plan.action == "none":
-        return PublishResult(plan.repo_id, plan.tag, plan.target_oid, "unchanged")
-    if plan.action == "tag":
-        _tag(plan, plan.target_oid, api)
+    if plan.action in ("none", "tag"):
+        oid = plan.target_oid
+        assert oid is not None  # the plan found the commit to tag
+        if plan.action == "none":
+            return PublishResult(plan.repo_id, plan.tag, oid, "unchanged")
+        _tag(plan, oid, api)
         _verify_tag(plan, api)
-        return PublishResult(plan.repo_id, plan.tag, plan.target_oid, "tagged")
+        return PublishResult(plan.repo_id, plan.tag, oid, "tagged")
     if not plan.repo_exists:
         try:
             api.create_repo(plan.repo_id, repo_type=REPO_TYPE, exist_ok=True, private=plan.private)
