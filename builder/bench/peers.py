@@ -15,7 +15,7 @@ truth stays each test model's mean over its evaluated items (:func:`.protocols.m
 
 **Cache.** A peer result depends only on the data, the split, k, the seed, the method and
 the BenchPred version, so each one is stored once as a small JSON file
-``bench_cache/peers/<dataset>/<protocol>-seed<seed>-k<k>-<method>.json`` (predictions,
+``builder/bench/cache/peers/<dataset>/<protocol>-seed<seed>-k<k>-<method>.json`` (predictions,
 the selected item indices, seconds; no matrices), keyed by a sha256 over the matrix
 values, model names and item ids, the train and test row indices, k, seed, method and
 BenchPred version. A file whose key does not match (data or split changed) is recomputed;
@@ -88,7 +88,8 @@ BENCHPRED_VERSION = "1.0.0"
 CACHE_FORMAT = 1
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_CACHE_DIR = REPO_ROOT / "bench_cache" / "peers"
+#: the committed cache, next to the benchmark scripts (builder/bench/cache/peers; not installed in a wheel)
+DEFAULT_CACHE_DIR = Path(__file__).resolve().parent / "cache" / "peers"
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data" / "responses"
 DEFAULT_PEERS_PYTHON_ENV = "TINYBENCH_PEERS_PYTHON"
 WORKER_SCRIPT = Path(__file__).resolve().with_name("peers_worker.py")
@@ -370,7 +371,7 @@ def peer_predictions(name: str, Y: np.ndarray, models: Sequence[str], items: Seq
     methods : iterable of str
         Names from :data:`PEER_METHODS` (any ``benchpred.all_methods`` key works).
     cache_dir : path
-        Default ``bench_cache/peers`` at the repository root.
+        Default ``builder/bench/cache/peers`` (:data:`DEFAULT_CACHE_DIR`).
     peers_python : path, optional
         The BenchPred venv's interpreter; None = cache only.
     on_result : callable, optional
