@@ -34,7 +34,7 @@ def cases(data: Path, quick: bool = False):
     """(name, make matrix, fit keyword arguments)."""
     from builder.read import ResponseMatrix, simulate_responses
 
-    out = []
+    out: list = []
     for path in sorted(data.glob("*.parquet")):
         out.append((path.stem, lambda p=path: ResponseMatrix.read(p), {}))
     if (data / "wmdp_bio.parquet").exists():
@@ -77,7 +77,7 @@ def _flat(x) -> np.ndarray:
 
 
 def compare(old: dict, new: dict) -> list[dict]:
-    rows = []
+    rows: list[dict] = []
     for name in old:
         if name not in new:
             rows.append({"case": name, "note": "missing in the second file"})

@@ -23,7 +23,7 @@ columns at a time (pandas would hold the table, a float64 frame and a copy of it
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import Literal, Sequence
 
 import numpy as np
 
@@ -78,7 +78,7 @@ class CompactScores:
         self.values = values
         self.mask = mask
         self.rows = None if rows is None else np.asarray(rows, dtype=np.int64)
-        self._n_obs = None
+        self._n_obs: int | None = None
 
     # ------------------------------------------------------------ building
     @classmethod
@@ -131,10 +131,9 @@ class CompactScores:
         """Number of evaluated cells."""
         if self._n_obs is None:
             n, N = self.shape
-            if self.mask is None:
-                self._n_obs = n * N
-            else:
-                self._n_obs = int(sum(int(np.count_nonzero(self._mask_rows(sl))) for sl in row_chunks(n, N)))
+            mask = self.mask
+            self._n_obs = n * N if mask is None else sum(
+                int(np.count_nonzero(self._get(mask, sl))) for sl in row_chunks(n, N))
         return self._n_obs
 
     def _index(self, sel) -> slice | np.ndarray:
@@ -177,7 +176,7 @@ class CompactScores:
         Columns alone give a column-major copy, as numpy lays out ``Y[:, cols]``: sums over
         its models then come out as numpy's (:meth:`col_sums`), and so do its products."""
         n, N = self.shape
-        order = "F" if rows is None and cols is not None else "C"
+        order: Literal["C", "F"] = "F" if rows is None and cols is not None else "C"
         rows = np.arange(n) if rows is None else np.asarray(rows, dtype=np.int64)
         cols = None if cols is None else np.asarray(cols, dtype=np.int64)
         width = N if cols is None else len(cols)
@@ -256,19 +255,21 @@ class CompactScores:
     def col_counts(self) -> np.ndarray:
         """Evaluated models per item."""
         n, N = self.shape
-        if self.mask is None:
+        mask = self.mask
+        if mask is None:
             return np.full(N, n, dtype=np.int64)
         cnt = np.zeros(N, dtype=np.int64)
         for sl in row_chunks(n, N):
-            cnt += self._mask_rows(sl).sum(axis=0)
+            cnt += self._get(mask, sl).sum(axis=0)
         return cnt
 
     def row_counts(self) -> np.ndarray:
         """Evaluated items per model."""
         n, N = self.shape
-        if self.mask is None:
+        mask = self.mask
+        if mask is None:
             return np.full(n, N, dtype=np.int64)
-        return np.concatenate([self._mask_rows(sl).sum(axis=1) for sl in row_chunks(n, N)])
+        return np.concatenate([self._get(mask, sl).sum(axis=1) for sl in row_chunks(n, N)])
 
     def observed_values(self) -> np.ndarray:
         """The evaluated scores, float64, in row-major order (``Y[~np.isnan(Y)]``)."""

@@ -21,6 +21,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from builder.errors import MatrixFormatError, one_line
 from builder.read.compact import CompactScores, read_wide_parquet, row_chunks, write_wide_parquet
 
 LONG_COLUMNS = ("model", "item", "score")
@@ -28,10 +29,6 @@ LONG_COLUMNS = ("model", "item", "score")
 BIG_TABLE_CELLS = 1 << 25
 #: columns of :attr:`ResponseMatrix.item_info` that every reader fills when it can
 ITEM_INFO_COLUMNS = ("scenario", "subscenario")
-
-
-class MatrixFormatError(ValueError):
-    """A score table that cannot be read as a response matrix (bad layout or values)."""
 
 
 class ResponseMatrix:
@@ -102,7 +99,7 @@ class ResponseMatrix:
         Made from the compact storage on first use when the matrix was built from one (8
         bytes per cell: for a big matrix use :attr:`compact`)."""
         if self._dense is None:
-            self._dense = self._compact.dense()
+            self._dense = self._store().dense()
         return self._dense
 
     @scores.setter
@@ -116,30 +113,36 @@ class ResponseMatrix:
     def storage(self) -> "np.ndarray | CompactScores":
         """The scores as this matrix holds them: the float64 array, or CompactScores. A new
         matrix over the same scores (other item ids or info) takes this, nothing is converted."""
-        return self._dense if self._dense is not None else self._compact
+        return self._dense if self._dense is not None else self._store()
 
     def score_rows(self, rows) -> np.ndarray:
         """Float64 scores (NaN = not evaluated) of ``rows`` (a slice or indices), without making
         the whole float matrix when the storage is compact."""
-        return self._dense[rows] if self._dense is not None else self._compact.dense(rows)
+        return self._dense[rows] if self._dense is not None else self._store().dense(rows)
 
     @property
     def compact(self) -> CompactScores:
         """The scores as :class:`~builder.read.compact.CompactScores` (made once from the float64
         matrix when the matrix was built from one)."""
         if self._compact is None:
-            self._compact = CompactScores.from_dense(self._dense)
+            self._compact = CompactScores.from_dense(self.scores)
+        return self._compact
+
+    def _store(self) -> CompactScores:
+        """The compact storage of a matrix built from one (never None there)."""
+        if self._compact is None:
+            raise RuntimeError("ResponseMatrix holds neither dense nor compact scores")
         return self._compact
 
     # ------------------------------------------------------------------ views
     @property
     def shape(self) -> tuple[int, int]:
-        return self._dense.shape if self._dense is not None else self._compact.shape
+        return self._dense.shape if self._dense is not None else self._store().shape
 
     @property
     def observed(self) -> np.ndarray:
         """Boolean mask of evaluated entries, shape (n_models, n_items)."""
-        return ~np.isnan(self._dense) if self._dense is not None else self._compact.observed()
+        return ~np.isnan(self._dense) if self._dense is not None else self._store().observed()
 
     def subscenarios(self) -> np.ndarray:
         """Subscenario label of every item (from ``item_info`` or the item id)."""
@@ -159,7 +162,7 @@ class ResponseMatrix:
 
     def select_models(self, rows: Sequence[int] | np.ndarray) -> "ResponseMatrix":
         rows = np.asarray(rows)
-        scores = self._dense[rows] if self._dense is not None else self._compact.take(rows=rows)
+        scores = self._dense[rows] if self._dense is not None else self._store().take(rows=rows)
         return ResponseMatrix(scores, [self.models[i] for i in rows], list(self.items), self.item_info)
 
     def canonical_order(self, scenario_order: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -189,13 +192,13 @@ class ResponseMatrix:
     def select_items(self, cols: Sequence[int] | np.ndarray) -> "ResponseMatrix":
         cols = np.asarray(cols)
         info = None if self.item_info is None else self.item_info.iloc[cols]
-        scores = self._dense[:, cols] if self._dense is not None else self._compact.take(cols=cols)
+        scores = self._dense[:, cols] if self._dense is not None else self._store().take(cols=cols)
         return ResponseMatrix(scores, list(self.models), [self.items[j] for j in cols], info)
 
     def summary(self) -> dict:
         """Counts a user wants after reading: models, items, missing share, partial models."""
         n, N = self.shape
-        per_model = (~np.isnan(self._dense)).sum(axis=1) if self._dense is not None else self._compact.row_counts()
+        per_model = (~np.isnan(self._dense)).sum(axis=1) if self._dense is not None else self._store().row_counts()
         partial = [m for m, c in zip(self.models, per_model) if c < N]
         return {
             "models": n,
@@ -300,7 +303,7 @@ class ResponseMatrix:
         except ValueError as exc:  # CsvFormatError: the message names the file already
             raise MatrixFormatError(str(exc) if str(path) in str(exc) else f"{path}: {exc}") from exc
         except Exception as exc:  # pyarrow/pandas errors: name the file, hide the traceback
-            raise MatrixFormatError(f"{path}: cannot read table: {_one_line(exc)}") from exc
+            raise MatrixFormatError(f"{path}: cannot read table: {one_line(exc, 300)}") from exc
         return cls.from_frame(df, source=str(path), allow_no_items=columns is not None)
 
     def write(self, path: str | os.PathLike) -> Path:
@@ -375,10 +378,11 @@ def _check_range(Y: np.ndarray) -> None:
 
 
 def _check_unique(names: list[str], what: str) -> None:
-    if len(set(names)) != len(names):
-        seen: set[str] = set()
-        dup = next(n for n in names if n in seen or seen.add(n))
-        raise MatrixFormatError(f"duplicate {what}: {dup!r}")
+    seen: set[str] = set()
+    for n in names:
+        if n in seen:
+            raise MatrixFormatError(f"duplicate {what}: {n!r}")
+        seen.add(n)
 
 
 def _check_names(names: Iterable, source: str, what: str, where: str) -> None:
@@ -386,11 +390,6 @@ def _check_names(names: Iterable, source: str, what: str, where: str) -> None:
     for i, name in enumerate(names):
         if name is None or (isinstance(name, float) and np.isnan(name)) or not str(name).strip():
             raise MatrixFormatError(f"{source}: {where} {i + 1} has an empty {what}")
-
-
-def _one_line(exc: BaseException, limit: int = 300) -> str:
-    text = " ".join(str(exc).split())
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _to_float(df: pd.DataFrame, source: str) -> np.ndarray:
@@ -433,8 +432,7 @@ def _read_parquet(path: Path, columns: Iterable[str] | None) -> pd.DataFrame:
     names = set(schema.names)
     if set(LONG_COLUMNS).issubset(names):  # long layout: filter rows instead
         df = pd.read_parquet(path, columns=list(LONG_COLUMNS))
-        wanted = set(map(str, columns))
-        return df[df["item"].astype(str).isin(wanted)]
+        return df[df["item"].astype(str).isin(set(map(str, columns)))]
     wanted = [c for c in columns if c in names]
     index_cols = [c for c in (schema.pandas_metadata or {}).get("index_columns", []) if isinstance(c, str)]
     keep = [c for c in ("model",) if c in names and c not in index_cols]

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
+from builder.params import DIMS, SEED
 from builder.read.compact import CompactScores, row_chunks
 from builder.read.matrix import ResponseMatrix
 
@@ -28,8 +29,10 @@ def simulate_responses(
     blocks of models into compact storage (one byte per 0/1 score), the same numbers as one
     draw of the whole matrix.
     """
-    if n_models < 1 or n_items < 1 or n_dims < 1:
-        raise ValueError("n_models, n_items and n_dims must be positive")
+    if n_models < 1 or n_items < 1:
+        raise ValueError("n_models and n_items must be positive")
+    n_dims = DIMS.check(n_dims)
+    seed = SEED.check(seed)
     if not 0 <= missing < 1:
         raise ValueError(f"missing must be in [0, 1), got {missing!r}")
     rng = np.random.default_rng(seed)
@@ -37,11 +40,12 @@ def simulate_responses(
     A = np.abs(rng.normal(0.0, 1.0, (n_items, n_dims))) * (1.2 / np.sqrt(n_dims)) + 0.1
     b = rng.normal(0.0, 1.5, n_items)
     chunks = row_chunks(n_models, n_items)
-    P_all = np.empty((n_models, n_items)) if (probabilities or soft) else None
-    values = None if soft else np.empty((n_models, n_items), dtype=np.uint8)
+    keep_p = probabilities or soft
+    P_all = np.empty((n_models, n_items) if keep_p else (0, 0))
+    values: np.ndarray = np.empty((n_models, n_items) if not soft else (0, 0), dtype=np.uint8)
     for sl in chunks:
         P = expit(theta[sl] @ A.T - b)
-        if P_all is not None:
+        if keep_p:
             P_all[sl] = P
         if not soft:  # the generator's uniforms in row-major order: the same draws as one call
             values[sl] = rng.random(P.shape) < P
