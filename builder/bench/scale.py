@@ -140,10 +140,8 @@ def main(argv=None) -> int:
         rows.append((label, biggest * args.items, r))
         print(_row(label, biggest * args.items, r), file=sys.stderr, flush=True)
 
-    from builder.bench import blas_threads
-
-    print(f"\n{os.cpu_count()} cores; fits run with 1 BLAS thread (fit_estimator sets it; {blas_threads()} available "
-          f"here); memory cap {args.memory_cap:g} GiB per run; work folder {work}\n")
+    print(f"\n{os.cpu_count()} cores; every fit runs BLAS on 1 thread (fit_estimator sets it) and its blocks on "
+          f"{min(4, os.cpu_count() or 1)} threads; memory cap {args.memory_cap:g} GiB per run; work folder {work}\n")
     print("| run | cells | wall | user | system | peak RSS | wall per M cells | CPU per M cells | load before, after |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for label, cells, r in rows:

@@ -397,7 +397,7 @@ class IRTModel:
             mean, cov = empirical_prior(theta)
             losses = []
             for fit_part, test_part in splits:
-                th_v, _ = fit_abilities(fit_part, A, b, mean, cov)
+                th_v, _ = fit_abilities(fit_part, A, b, mean, cov, with_cov=False)
                 losses.append(_mean_log_loss(test_part, expit(th_v @ A.T - b)))
             scores[d] = float(np.mean(losses))
         best = min(scores, key=lambda d: scores[d])
@@ -498,7 +498,7 @@ class IRTModel:
         if Y.shape[1] != self.difficulty_.shape[0]:
             raise ValueError(f"expected {self.difficulty_.shape[0]} item columns, got {Y.shape[1]}")
         mean, cov = self.ability_prior()
-        theta, _ = fit_abilities(Y, self.discrimination_, self.difficulty_, mean, cov)
+        theta, _ = fit_abilities(Y, self.discrimination_, self.difficulty_, mean, cov, with_cov=False)
         return theta
 
     def refit(self, Y) -> "IRTModel":
@@ -510,7 +510,8 @@ class IRTModel:
         mean, cov = self.ability_prior()
         # only a starting point for the joint fit: a few Newton steps are plenty
         with _threads() as pool:
-            theta0, _ = fit_abilities(Y, self.discrimination_, self.difficulty_, mean, cov, n_newton=6, pool=pool)
+            theta0, _ = fit_abilities(Y, self.discrimination_, self.difficulty_, mean, cov, n_newton=6, pool=pool,
+                                      with_cov=False)
         rng = np.random.default_rng(self.random_state)
         theta, A, b, n_iter = self._fit_map(
             Y, self.n_dims_, rng, init=(theta0, self.discrimination_.copy(), self.difficulty_.copy())
@@ -550,7 +551,8 @@ def fit_abilities(
     tol: float = 1e-6,
     max_step: float = 1.0,
     pool=None,
-) -> tuple[np.ndarray, np.ndarray]:
+    with_cov: bool = True,
+) -> tuple[np.ndarray, np.ndarray | None]:
     """MAP abilities of several models at once, with their posterior covariances.
 
     Newton steps on the strictly concave log-posterior, vectorised over models; each
@@ -571,7 +573,7 @@ def fit_abilities(
     Returns
     -------
     theta : ndarray (n, D)
-    cov : ndarray (n, D, D)
+    cov : ndarray (n, D, D), or None with ``with_cov=False`` (a pass over every score saved)
         Inverse Hessian of the negative log-posterior at the MAP (Laplace approximation).
     """
     store = Y if isinstance(Y, CompactScores) else None
@@ -595,9 +597,12 @@ def fit_abilities(
     cached = [rows_of(sl) for sl in chunks] if len(chunks) == 1 else None
 
     def grad_hess(th, Yf, W):
-        P = expit(th @ A.T - b)
+        P = th @ A.T  # in place below: the same numbers as expit(th @ A.T - b), fewer big temporaries
+        P -= b
+        expit(P, out=P)
         R = P - Yf
-        Wp = P * (1.0 - P)
+        Wp = 1.0 - P
+        Wp *= P  # = P * (1 - P): a product is the same either way round
         if W is not None:
             R *= W
             Wp *= W
@@ -627,4 +632,6 @@ def fit_abilities(
         _, H = grad_hess(theta[sl], *(cached[c] if cached is not None else rows_of(sl)))
         return np.linalg.inv(H)
 
+    if not with_cov:
+        return theta, None
     return theta, np.concatenate(run(covariance)) if n else np.zeros((0, D, D))
