@@ -227,3 +227,45 @@ def test_simulation_in_blocks_draws_the_same_matrix(monkeypatch):
         Y[rng.random(Y.shape) < 0.1] = np.nan
         np.testing.assert_array_equal(m.scores, Y)
         np.testing.assert_array_equal(truth["P"], P)
+
+
+def test_data_problems_are_found_in_compact_storage(monkeypatch):
+    """The checks before a fit read big matrices block by block: the same findings either way."""
+    from builder.model.fitting import data_problem
+
+    monkeypatch.setattr(compact, "CHUNK_ELEMENTS", 192 * 20)
+    Y = _dense(n=400, N=20, seed=9)
+    Y[250] = np.nan  # a model without scores, in the second block
+    for scores in (Y, CompactScores.from_dense(Y)):
+        m = ResponseMatrix(scores, [f"m{i}" for i in range(400)], [f"i{j}" for j in range(20)])
+        assert "1 model(s) have no scores at all" in data_problem(m) and "m250" in data_problem(m)
+    const = np.where(np.isnan(Y), np.nan, 1.0)
+    const[250] = 1.0
+    for scores in (const, CompactScores.from_dense(const)):
+        m = ResponseMatrix(scores, [f"m{i}" for i in range(400)], [f"i{j}" for j in range(20)])
+        assert data_problem(m).startswith("every score in the matrix is 1")
+    fine = np.where(np.isnan(Y), 0.0, Y)
+    assert data_problem(ResponseMatrix(CompactScores.from_dense(fine), [f"m{i}" for i in range(400)],
+                                       [f"i{j}" for j in range(20)])) is None
+
+
+def test_keep_freed_blocks_is_reentrant():
+    from builder.model import keep_freed_blocks
+    from builder.model import memory
+
+    with keep_freed_blocks():
+        with keep_freed_blocks():
+            assert memory._depth in (0, 2)  # 0 where there is no glibc (nothing done)
+        a = np.ones(10**7)  # a block far above glibc's default mmap threshold
+        del a
+    assert memory._depth == 0
+
+
+def test_simulate_soft_from_the_command_line(tmp_path):
+    from builder.cli.main import main
+
+    assert main(["simulate", "--models", "6", "--items", "9", "--soft", "--out", str(tmp_path / "s.parquet")]) == 0
+    m = ResponseMatrix.read(tmp_path / "s.parquet")
+    ref, _ = simulate_responses(n_models=6, n_items=9, soft=True)
+    assert not m.compact.binary
+    np.testing.assert_array_equal(m.scores, ref.scores)

@@ -74,18 +74,16 @@ def simulated(work: Path, models: int, items: int, soft: bool, seed: int, cap: i
     return path
 
 
-def _spec(work: Path, items: int) -> tuple[Path, Path]:
-    """A spec and a content table for ``build`` of a simulated matrix (item ids sub<s>.<i>)."""
+def _spec(work: Path, matrix: Path) -> tuple[Path, Path]:
+    """A spec and a content table (the matrix's item ids, a made-up question each) for ``build``."""
     import pandas as pd
-
-    from builder.read import simulate_responses
+    import pyarrow.parquet as pq
 
     spec = work / "tinySimulated.toml"
-    content = work / f"content_{items}.parquet"
+    content = work / f"content_{matrix.stem}.parquet"
     if not content.exists():
-        m, _ = simulate_responses(n_models=2, n_items=items, n_dims=2, subscenarios=SUBSCENARIOS, seed=0,
-                                  probabilities=False)  # the same item ids as any seed's (ids come from counts)
-        pd.DataFrame({"item_id": m.items, "question": [f"Simulated question {i}." for i in range(items)]}).to_parquet(
+        items = [c for c in pq.read_schema(matrix).names if c != "model"]
+        pd.DataFrame({"item_id": items, "question": [f"Simulated question {i}." for i in items]}).to_parquet(
             content, index=False)
     spec.write_text('name = "tinySimulated"\npretty_name = "tinySimulated"\nlicense = "mit"\n'
                     'citation = """@misc{simulated, title={Simulated}}"""\nitem_id_column = "item_id"\n'
@@ -101,6 +99,7 @@ def main(argv=None) -> int:
     ap.add_argument("--soft-models", type=int, default=2000, help="models of the soft-score matrix (0: none)")
     ap.add_argument("--estimate-models", type=int, default=7000, help="models to estimate (0: none)")
     ap.add_argument("--no-build", action="store_true", help="skip the end-to-end build of the biggest matrix")
+    ap.add_argument("--only-build", action="store_true", help="only the build (of the biggest of --models)")
     ap.add_argument("--work", type=Path, default=None, help="folder for the matrices and outputs (default: a temp dir)")
     ap.add_argument("--memory-cap", type=float, default=12.0, help="address-space cap of each child, GiB (0: none)")
     args = ap.parse_args(argv)
@@ -119,11 +118,11 @@ def main(argv=None) -> int:
         print(_row(label, models * args.items, r), file=sys.stderr, flush=True)
         return out
 
-    fits = {m: fit(m, False) for m in args.models}
-    if args.soft_models:
+    fits = {} if args.only_build else {m: fit(m, False) for m in args.models}
+    if args.soft_models and not args.only_build:
         fit(args.soft_models, True)
     biggest = max(args.models)
-    if args.estimate_models:
+    if args.estimate_models and not args.only_build:
         new = simulated(work, args.estimate_models, args.items, False, 1, cap)
         r = run_child(_builder("estimate", str(fits[biggest]), str(new), "--out", str(work / "estimates.csv")),
                       cap, work / "estimate.log")
@@ -131,8 +130,8 @@ def main(argv=None) -> int:
         rows.append((label, None, r))
         print(_row(label, None, r, per_model=args.estimate_models), file=sys.stderr, flush=True)
     if not args.no_build:
-        spec, content = _spec(work, args.items)
         path = simulated(work, biggest, args.items, False, 0, cap)
+        spec, content = _spec(work, path)
         r = run_child(_builder("build", "--spec", str(spec), "--responses", str(path), "--content",
                                f"test={content}", "--version", "1.0.0", "--out", str(work / "build"), "--quiet"),
                       cap, work / "build.log")

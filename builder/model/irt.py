@@ -15,8 +15,13 @@ Priors (Gaussian, i.e. L2 penalties on the MAP objective)::
 
 The defaults (1, 1, 3) keep discriminations moderate when few models are available
 while leaving difficulties almost free. The objective is minimised jointly with
-scipy's L-BFGS-B and analytic gradients; the big models x items matrices are float32,
-the objective is accumulated in float64.
+scipy's L-BFGS-B and analytic gradients. The scores stay in compact storage
+(:class:`~builder.read.compact.CompactScores`: one byte per 0/1 score, soft scores exactly,
+a separate mask; a fold's models are a view) and every models x items computation reads them
+in blocks: a few rows as float32 for the objective (accumulated in float64), blocks of items
+for the Newton steps, blocks of 192 models for the abilities, so that no models x items float
+array is made for a big matrix. The blocks change no bit of the result (see
+:func:`~builder.read.compact.row_chunks`).
 
 Identifiability: the likelihood is invariant under theta -> theta R, a -> a R for any
 orthogonal R, and under theta -> c theta, a -> a / c. The priors fix the scale; the
