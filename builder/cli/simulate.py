@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from builder.cli._args import DIMS, POSITIVE, SEED, add_debug, int_range, share
+from builder.progress import get_logger
+from builder.cli._args import DIMS, POSITIVE, SEED, add_common, int_range, share
 from builder.cli._run import command
+log = get_logger(__name__)
+
 __all__ = ["register", "run_simulate"]
 
 
@@ -20,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ps.add_argument("--missing", type=share, default=0.0, help="share of entries left unevaluated (NaN), in [0, 1)")
     ps.add_argument("--subscenarios", type=int_range(0), default=0, help="split items into this many subscenarios")
     ps.add_argument("--out", required=True, metavar="FILE", help="score table to write (.parquet or .csv)")
-    add_debug(ps, sub=True)
+    add_common(ps, sub=True)
     ps.set_defaults(func=run_simulate)
 
 
@@ -33,5 +35,5 @@ def run_simulate(args: argparse.Namespace) -> int:
         missing=args.missing, subscenarios=args.subscenarios,
     )
     matrix.write(args.out)
-    print(f"wrote {matrix.shape[0]} models x {matrix.shape[1]} items to {args.out}", file=sys.stderr)
+    log.info(f"wrote {matrix.shape[0]} models x {matrix.shape[1]} items to {args.out}")
     return 0

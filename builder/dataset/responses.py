@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -18,10 +17,13 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from builder.progress import get_logger
 from builder.registry import BenchmarkSpec, ConfigSpec
 from builder.errors import BuildError
 from builder.layout import input_record, matrix_record
 from builder.read import ResponseMatrix
+
+log = get_logger(__name__)
 
 __all__ = ["read_responses", "ConfigItems", "assign_items", "present_configs"]
 
@@ -174,8 +176,8 @@ def assign_items(spec: BenchmarkSpec, matrix: ResponseMatrix) -> dict[str, Confi
         out[c.name].columns.append(j)
         out[c.name].content_ids.append(cid)
     if dropped:
-        print(f"note: {len(dropped)} response item(s) belong to no config of {spec.name} and are ignored "
-              f"(e.g. {dropped[0]!r})", file=sys.stderr)
+        log.warning(f"note: {len(dropped)} response item(s) belong to no config of {spec.name} and are ignored "
+                    f"(e.g. {dropped[0]!r})")
     empty = [n for n, ci in out.items() if not ci.columns]
     if empty and (not spec.joint or len(empty) == len(out)):
         raise BuildError(
@@ -194,6 +196,6 @@ def present_configs(spec: BenchmarkSpec, assigned: Mapping[str, ConfigItems]) ->
     if len(present) == len(spec.configs):
         return spec
     absent = [c.name for c in spec.configs if not assigned[c.name].columns]
-    print(f"note: {spec.name}: no responses for config(s) {', '.join(absent)}; the bundle is built from "
-          f"{', '.join(c.name for c in present)} (the card says so)", file=sys.stderr)
+    log.info(f"note: {spec.name}: no responses for config(s) {', '.join(absent)}; the bundle is built from "
+             f"{', '.join(c.name for c in present)} (the card says so)")
     return dataclasses.replace(spec, configs=present)

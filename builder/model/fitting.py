@@ -24,18 +24,17 @@ coverage on the out-of-fold estimates, i.e. on models that neither fit saw.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.stats import norm, spearmanr
-from tqdm.auto import tqdm
 
 from builder import __version__
 from builder.model.anchors import AnchorSet, balance_weights, cluster_anchors, random_anchors, stratified_anchors
 from builder.model.calibrate import choose_lambda, coverage, interval_scale
 from builder.estimator import TinyEstimator, composite, gp_blend
 from builder.model.irt import IRTModel
+from builder.progress import bar
 from builder.params import ANCHORS, DESIGN, DIMS, N_SEEDS, SEED, check_binarize
 from builder.read import ResponseMatrix
 
@@ -273,7 +272,7 @@ def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progre
     Y, S = pb.Y, pb.S
     n, N = Y.shape
     rng = np.random.default_rng(seed)
-    steps = tqdm(total=n_folds + 3, desc="fit", disable=not progress, file=sys.stderr)
+    steps = bar(total=n_folds + 3, desc="fit", enabled=progress)
     # --- 2. the IRT dimension, once
     dims_scores: dict = {}
     if n_dims is None:

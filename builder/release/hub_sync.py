@@ -25,14 +25,16 @@ import dataclasses
 import hashlib
 import os
 import shutil
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping
 
 from builder import layout
 from builder.errors import describe_error
+from builder.progress import bar, get_logger
 from builder.release.config import ReleaseError, latest_release_below, parse_version, tag_version, version_tag
+
+_log = get_logger(__name__)
 
 __all__ = [
     "REPO_TYPE", "HUB_MANAGED", "LocalFile", "local_files", "RemoteFile", "remote_files", "compare_trees",
@@ -340,12 +342,10 @@ def publish_release(folders: Mapping[str, Path], version: str, api=None, *, priv
     the release before any repository changes. Execution stops at the first failure
     (ReleaseError); re-running converges.
     """
-    from tqdm.auto import tqdm
-
     api = hub_api(api)
-    log = log or (lambda s: tqdm.write(s, file=sys.stderr))
+    log = log or _log.info
     plans, refused = [], []
-    for repo_id, folder in tqdm(list(folders.items()), desc="plan", unit="repo", disable=not progress, file=sys.stderr):
+    for repo_id, folder in bar(list(folders.items()), desc="plan", unit="repo", enabled=progress):
         try:
             plans.append(plan_publish(folder, repo_id, version, api, private=private))
         except ReleaseError as exc:
@@ -355,7 +355,7 @@ def publish_release(folders: Mapping[str, Path], version: str, api=None, *, priv
     for p in plans:
         log(p.describe())
     results = []
-    for plan in tqdm(plans, desc="publish", unit="repo", disable=not progress, file=sys.stderr):
+    for plan in bar(plans, desc="publish", unit="repo", enabled=progress):
         try:
             results.append(execute_plan(plan, api))
         except ReleaseError as exc:
