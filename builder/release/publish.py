@@ -25,6 +25,7 @@ Hub side (:mod:`builder.release.hub_sync`) each live in their own module; this o
 from __future__ import annotations
 
 import json
+import logging
 import os
 import tempfile
 from pathlib import Path
@@ -61,8 +62,9 @@ class BuildFn(Protocol):
 
 
 def _log_to_stderr(message: str) -> None:
-    """The default ``log`` of a release: the package's logger (never through a progress bar)."""
-    _log.info(message)
+    """The default ``log`` of a release: the package's logger (never through a progress bar);
+    ``note:`` and ``warning:`` lines are warnings (``-q`` keeps them), the others the steps."""
+    _log.log(logging.WARNING if message.startswith(("note:", "warning:")) else logging.INFO, message)
 
 
 def build_release(config: ReleaseConfig, version: str, out: str | os.PathLike, *,
