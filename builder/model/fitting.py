@@ -30,6 +30,7 @@ import numpy as np
 from scipy.stats import norm, spearmanr
 
 from builder import __version__
+from builder.errors import BuildError
 from builder.model.anchors import AnchorSet, balance_weights, cluster_anchors, random_anchors, stratified_anchors
 from builder.model.calibrate import choose_lambda, coverage, interval_scale
 from builder.estimator import TinyEstimator, composite, gp_blend
@@ -243,6 +244,9 @@ def fit_estimator(
     if n_anchors > N:
         raise ValueError(f"cannot pick {n_anchors} anchors from {N} items")
     check_binarize(binarize)
+    problem = data_problem(matrix)
+    if problem:  # before the slow fit, not as a NaN after it
+        raise BuildError(f"the scores cannot be fitted: {problem}")
     # --- 1. canonical order: the same tiny benchmark from any layout of the same data
     rows_in, cols_in = matrix.canonical_order(scenario_order)
     canon = matrix.select_models(rows_in).select_items(cols_in)
@@ -260,11 +264,54 @@ def fit_estimator(
     with threadpool_limits(limits=1):
         result = _fit(pb, n_dims, int(n_folds), validation_fraction, seed, float(kappa), progress, metadata,
                       binarize, canon.models)
+    bad = non_finite(result.estimator)
+    if bad:
+        raise BuildError(f"the fit gave values that are not finite ({', '.join(bad[:5])}): these scores do not "
+                         "determine the IRT model (too few scores, or items that hardly differ between models)")
     # anchors as positions of the caller's matrix (the estimator itself holds item ids)
     a = result.anchors
     result.anchors = AnchorSet(cols_in[a.positions], a.weights, a.labels[np.argsort(cols_in)], a.method, a.seed,
                                a.strata)
     return result
+
+
+def data_problem(matrix: ResponseMatrix, max_names: int = 5) -> str | None:
+    """What makes ``matrix`` impossible to fit, in words, or None (cheap: one pass over the scores).
+
+    A model without any score has no ability to fit; a matrix whose scores never differ between
+    models on any item (a constant matrix above all) gives the IRT model nothing to fit: both
+    used to fail only after the whole fit, as a NaN in a JSON file.
+    """
+    Y = np.asarray(matrix.scores, dtype=np.float64)
+    obs = ~np.isnan(Y)
+    empty = np.flatnonzero(~obs.any(axis=1))
+    if empty.size:
+        names = ", ".join(str(matrix.models[i]) for i in empty[:max_names])
+        more = f" and {empty.size - max_names} more" if empty.size > max_names else ""
+        return (f"{empty.size} model(s) have no scores at all (every item empty): {names}{more}; remove them from "
+                "the table or give their scores")
+    values = Y[obs]
+    if values.size and (values == values[0]).all():
+        return (f"every score in the matrix is {values[0]:g}: nothing tells the models or the items apart (is it "
+                "the right metric or column?)")
+    lo = np.where(obs, Y, np.inf).min(axis=0)
+    hi = np.where(obs, Y, -np.inf).max(axis=0)
+    if not (hi > lo).any():
+        return ("no item's score differs between the models (each item has one score for every model that "
+                "answered it), so the items cannot tell the models apart")
+    return None
+
+
+def non_finite(est: TinyEstimator) -> list[str]:
+    """The estimator's fields that hold NaN or an infinity (empty: all finite)."""
+    bad = [name for name in ("A", "b", "prior_mean", "prior_cov", "ridge_coef", "anchor_weights")
+           if getattr(est, name, None) is not None and not np.isfinite(np.asarray(getattr(est, name), float)).all()]
+    for scen, params in est.params.items():
+        for key, value in params.items():
+            flat = np.asarray(value, dtype=object).ravel().tolist() if isinstance(value, (list, tuple)) else [value]
+            if any(isinstance(v, float) and not np.isfinite(v) for v in flat):
+                bad.append(f"{key} of {scen}")
+    return bad
 
 
 def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progress, metadata, binarize,
