@@ -266,9 +266,9 @@ def plan_publish(folder: str | os.PathLike, repo_id: str, version: str, api=None
         pending = (", not tagged yet: a push of it is running or was interrupted; re-run that push to finish it"
                    if untagged else "")
         if v_main > parse_version(version):
-            raise ReleaseError(f"{repo_id}: main holds the build of {on_main} (commit {main_oid[:12]}{pending}); "
+            raise ReleaseError(f"{repo_id}: main holds the build of {on_main} (commit {(main_oid or '')[:12]}{pending}); "
                                f"publishing {tag} would move main back: release a higher version")
-        raise ReleaseError(f"{repo_id}: main holds another build of {tag} (commit {main_oid[:12]}{pending}); a "
+        raise ReleaseError(f"{repo_id}: main holds another build of {tag} (commit {(main_oid or '')[:12]}{pending}); a "
                            "version is published once: release a new version for this build")
     return PublishPlan(repo_id, folder, tag, "commit", exists, main_oid, None, diff, local, private)
 
@@ -398,7 +398,7 @@ def _status(exc: BaseException) -> int | None:
 
 def _newer_tag(tags: Mapping[str, str], tag: str) -> bool:
     mine = tag_version(tag)
-    return any((v := tag_version(t)) is not None and v > mine for t in tags)
+    return mine is not None and any((v := tag_version(t)) is not None and v > mine for t in tags)
 
 
 def _replan(plan: PublishPlan, api, message: str | None, attempt: int, why: str) -> PublishResult:
@@ -420,9 +420,9 @@ def _state_after(plan: PublishPlan, api) -> str:
     except Exception as exc:  # noqa: BLE001 pragma: no cover - plan_publish wraps its errors
         return f"The repository could not be read back ({describe_error(exc)}): re-run the same command to check"
     if again.action == "none":
-        return f"{plan.tag} is published on identical content nonetheless (commit {again.target_oid[:12]})"
+        return f"{plan.tag} is published on identical content nonetheless (commit {(again.target_oid or '')[:12]})"
     if again.action == "tag":
-        return (f"The content reached main (commit {again.target_oid[:12]}) but no tag was created; re-run the same "
+        return (f"The content reached main (commit {(again.target_oid or '')[:12]}) but no tag was created; re-run the same "
                 "command to tag it (no new commit is made)")
     return (f"No tag was created and main is unchanged, so {plan.tag} is not published; re-run the same command "
             "to retry")
