@@ -178,7 +178,10 @@ def matrix_record(m) -> dict:
     sha256 of its model and item ids and its scores (little-endian float64)."""
     h = hashlib.sha256()
     h.update(json.dumps([m.models, m.items]).encode())
-    h.update(np.ascontiguousarray(m.scores, dtype="<f8").tobytes())
+    n, N = m.shape
+    step = max(1, (1 << 22) // max(N, 1))  # blocks of rows: the bytes of the whole C-ordered matrix
+    for start in range(0, n, step):
+        h.update(np.ascontiguousarray(m.score_rows(slice(start, start + step)), dtype="<f8").tobytes())
     return {"name": "<ResponseMatrix>", "kind": "matrix", "models": m.shape[0], "items": m.shape[1],
             "sha256": h.hexdigest()}
 

@@ -21,7 +21,7 @@ from builder.progress import get_logger
 from builder.registry import BenchmarkSpec, ConfigSpec
 from builder.errors import BuildError
 from builder.layout import input_record, matrix_record
-from builder.read import ResponseMatrix
+from builder.read import CompactScores, ResponseMatrix, row_chunks
 
 log = get_logger(__name__)
 
@@ -63,7 +63,7 @@ def read_responses(spec: BenchmarkSpec, responses: Any,
         m = ingest(paths, task=c.source_task or None)
         info = pd.DataFrame({"scenario": c.scenario, "subscenario": list(m.subscenarios())},
                             index=[f"{c.scenario}.{i}" for i in m.items])
-        parts.append(ResponseMatrix(m.scores, m.models, list(info.index), info))
+        parts.append(ResponseMatrix(m.storage, m.models, list(info.index), info))
     return _merge(parts), records
 
 
@@ -107,21 +107,30 @@ def _read_by_config(spec: BenchmarkSpec, responses: Mapping[str, Any]) -> tuple[
         if m.item_info is not None:  # the item text a reader gave (HELM instances...)
             extra = m.item_info.drop(columns=[k for k in ("scenario", "subscenario") if k in m.item_info])
             info = pd.concat([info, extra.set_axis(info.index)], axis=1)
-        parts.append(ResponseMatrix(m.scores, m.models, list(info.index), info))
+        parts.append(ResponseMatrix(m.storage, m.models, list(info.index), info))
     return _merge(parts), records
 
 
 def _merge(parts: Sequence[ResponseMatrix]) -> ResponseMatrix:
+    """The configs' matrices side by side (models in order of first appearance; a model a
+    config lacks is not evaluated there), in compact storage: 0/1 scores as bytes."""
     models = list(dict.fromkeys(m for p in parts for m in p.models))
     row = {m: i for i, m in enumerate(models)}
     items = [i for p in parts for i in p.items]
-    Y = np.full((len(models), len(items)), np.nan)
+    binary = all(p.compact.binary for p in parts)
+    values = np.zeros((len(models), len(items)), dtype=np.uint8 if binary else np.float64)
+    mask = np.zeros(values.shape, dtype=bool)
     col = 0
     for p in parts:
-        Y[np.array([row[m] for m in p.models])[:, None], np.arange(col, col + len(p.items))[None, :]] = p.scores
+        rows = np.array([row[m] for m in p.models], dtype=np.int64)
+        cols = slice(col, col + len(p.items))
+        for sl in row_chunks(len(rows), len(p.items)):
+            v, m = p.compact.block(sl, dtype=values.dtype)
+            values[rows[sl], cols] = v
+            mask[rows[sl], cols] = True if m is None else m
         col += len(p.items)
     info = pd.concat([p.item_info for p in parts])
-    return ResponseMatrix(Y, models, items, info)
+    return ResponseMatrix(CompactScores(values, None if mask.all() else mask), models, items, info)
 
 
 @dataclass
