@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
+from typing import Mapping
 
 import numpy as np
 from scipy.stats import norm, spearmanr
@@ -187,6 +188,7 @@ def fit_estimator(
     scenario_order: list | None = None,
     progress: bool = True,
     metadata: dict | None = None,
+    subscenario_weights: Mapping[str, float] | None = None,
 ) -> FitResult:
     """Fit IRT, draw anchors, fit the regression, calibrate; returns the estimator and a report.
 
@@ -221,6 +223,10 @@ def fit_estimator(
     scenario_order : list of str, optional
         Order of the scenarios in the estimator and its anchors (bundles: the configs'
         order); default sorted names.
+    subscenario_weights : mapping, optional
+        Relative weight of each subscenario label in its scenario's full score (what the
+        estimator estimates and the validation measures); default: every subscenario counts
+        equally (:func:`builder.model.anchors.balance_weights`).
     """
     from threadpoolctl import threadpool_limits
 
@@ -250,7 +256,8 @@ def fit_estimator(
     scen_names = [str(s) for s in scenario_order] if scenario_order is not None else sorted(set(scen))
     scen_names = [str(s) for s in scen_names if s in set(scen)]
     pb = _Problem(
-        Y=Y, items=list(canon.items), balance=balance_weights(scen, canon.subscenarios()), scen=scen,
+        Y=Y, items=list(canon.items), balance=balance_weights(scen, canon.subscenarios(), subscenario_weights),
+        scen=scen,
         scen_idx=np.array([scen_names.index(s) for s in scen]), scen_names=scen_names, k=int(n_anchors),
         design=design, n_seeds=int(n_seeds), irt_kwargs=dict(binarize=binarize, random_state=seed, **(irt_params or {})),
     )
