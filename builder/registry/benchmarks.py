@@ -56,6 +56,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from builder.layout import name_problem
 from builder.registry.citations import (
     ALPACA_EVAL_BIBTEX, ARC_BIBTEX, GSM8K_BIBTEX, HELLASWAG_BIBTEX, HELM_BIBTEX, MMLU_BIBTEX, OPEN_LLM_LEADERBOARD_BIBTEX,
     POLO2024_BIBTEX, TRUTHFULQA_BIBTEX, WINOGRANDE_BIBTEX,
@@ -338,8 +339,7 @@ _WEIGHTINGS = ("equal", "size", "chance")
 
 
 def validate_spec(spec: BenchmarkSpec) -> list[str]:
-    """Consistency problems of an entry (empty list: fine). Renderer names are checked
-    against :mod:`builder.registry.prompts` by the tests (no import cycle here)."""
+    """Consistency problems of an entry (empty list: fine); the tests check its renderer names."""
     out: list[str] = []
     if not spec.configs:
         out.append("no configs")
@@ -354,7 +354,9 @@ def validate_spec(spec: BenchmarkSpec) -> list[str]:
         if dup:
             out.append(f"duplicate {what}: {dup}")
     for c in spec.configs:
-        where = f"config {c.name!r}"
+        where = f"config {c.name!r:.120}"
+        out.extend(filter(None, [name_problem(c.name, "config name"), name_problem(c.harness_task or "x", "task name"),
+                                 *(name_problem(s, f"{where}: split", True) for s in (c.tiny_split, *c.full_splits))]))
         if c.tiny_split in c.full_splits:
             out.append(f"{where}: tiny split {c.tiny_split!r} also listed in full_splits")
         if len(set(c.full_splits)) != len(c.full_splits):
