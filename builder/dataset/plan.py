@@ -20,7 +20,7 @@ from builder.registry import REGISTRY, BenchmarkSpec, ConfigSpec
 from builder.dataset.cards import CardInputs
 from builder.dataset.options import BuildOptions
 from builder.errors import BuildError
-from builder.dataset.content import IDS_ONLY, INPUT_COLUMN, ContentTable, fewshot_split, logged_prompts
+from builder.dataset.content import ID_COLUMNS, IDS_ONLY, INPUT_COLUMN, ContentTable, fewshot_split, logged_prompts
 from builder.dataset.harness_tasks import task_files
 from builder.layout import DATASET_FORMAT, MANIFEST_SCHEMA_VERSION, config_anchor_ids, data_path, to_jsonable
 from builder.read import ResponseMatrix
@@ -191,6 +191,8 @@ def split_table(config: ConfigSpec, split: str, ct: ContentTable, rows: Sequence
     cols = _output_columns(config, table)
     if ct.source.get("kind") == IDS_ONLY:  # no item text was available: the id columns the table has
         cols = [c for c in cols if c in table.column_names]
+    # the ids derived from the responses' item ids (doc_id...) exist where the content came from them
+    cols = [c for c in cols if c in table.column_names or c not in ID_COLUMNS]
     missing = [c for c in cols if c not in table.column_names]
     if missing:
         raise BuildError(f"{where}: content lacks column(s) {', '.join(missing)} (it has: "

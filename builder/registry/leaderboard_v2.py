@@ -174,7 +174,8 @@ def normalization(config: ConfigSpec, subscenarios: Iterable[str] = ()) -> dict 
         c = float(config.chance)
         return {"offset": c, "scale": 1.0 / (1.0 - c), "formula": "100 * max(0, (score - offset) * scale)",
                 "chance": c}
-    subs = [s for s in subscenarios if s in config.chance] or list(config.chance)
+    present = set(subscenarios)
+    subs = [s for s in config.chance if s in present] or list(config.chance)  # the registry's order: deterministic
     if config.subscenario_weighting != "chance":
         raise ValueError(f"config {config.name!r}: per-subscenario chance levels need subscenario_weighting 'chance'")
     inv = [1.0 / (1.0 - float(config.chance[s])) for s in subs]
