@@ -452,18 +452,21 @@ def validation_report(Yv, truth, oof, params, pb: _Problem, k, seed) -> dict:
     score, se = scored(oof, params, pb.scen_names)
     rows = []
     for s, name in enumerate(pb.scen_names):
-        t = truth[:, s]
+        # the models evaluated on this scenario (a bundle's sources may cover different models)
+        ok = np.isfinite(truth[:, s])
+        t = truth[ok, s]
         p = params[name]
-        gp, _ = gp_blend(oof["irt"][:, s], oof["pirt"][:, s], oof["se_irt"][:, s], oof["se_pirt"][:, s], p["lambda"])
+        gp, _ = gp_blend(oof["irt"][ok, s], oof["pirt"][ok, s], oof["se_irt"][ok, s], oof["se_pirt"][ok, s],
+                         p["lambda"])
         mae = lambda x: float(np.nanmean(np.abs(x - t)))
-        rho = spearmanr(score[:, s], t).statistic if len(t) > 2 and np.std(t) > 0 else float("nan")
+        rho = spearmanr(score[ok, s], t).statistic if len(t) > 2 and np.std(t) > 0 else float("nan")
         row = {"scenario": name, "models": int(len(t)), "random": float(rand_by[name]),
-               "irt": mae(oof["irt"][:, s]), "pirt": mae(oof["pirt"][:, s]), "gpirt": mae(gp),
-               "db": mae(oof["db"][:, s]), "score": mae(score[:, s]), "spearman": float(rho),
-               "coverage": coverage(score[:, s], z * se[:, s], t), "ci_width": float(np.mean(2 * z * se[:, s])),
+               "irt": mae(oof["irt"][ok, s]), "pirt": mae(oof["pirt"][ok, s]), "gpirt": mae(gp),
+               "db": mae(oof["db"][ok, s]), "score": mae(score[ok, s]), "spearman": float(rho),
+               "coverage": coverage(score[ok, s], z * se[ok, s], t), "ci_width": float(np.mean(2 * z * se[ok, s])),
                "method": p["method"], "lambda": p["lambda"], "interval_scale": p["interval_scale"]}
         if p["method"] == "composite":
-            row["mb"] = mae(_mb(oof, s, p))
+            row["mb"] = mae(_mb(oof, s, p)[ok])
             row["pirt_weight"] = p["pirt_weight"]
         rows.append(row)
     return {"table": rows}
