@@ -325,6 +325,31 @@ _WEIGHTING = {
 }
 
 
+#: the accuracy benchmark's numbers per matrix (``python -m builder.bench.accuracy --card-summary``)
+ACCURACY_FILE = "accuracy.json"
+_PROTOCOL_LABEL = {"interpolation": "interpolation (new models like the training ones)",
+                   "extrapolation": "extrapolation (fit on the weakest 50%, test on the strongest 30%)"}
+
+
+def accuracy_rows(manifest: dict, templates: Path) -> list[dict]:
+    """The accuracy benchmark's rows for the matrices this folder was built from (matched by the
+    responses' sha256 in ``templates/accuracy.json``); empty when it did not measure them."""
+    f = templates / ACCURACY_FILE
+    if not f.is_file():
+        return []
+    known = json.loads(f.read_text(encoding="utf-8")).get("matrices", {})
+    out = []
+    for rec in (manifest.get("inputs") or {}).get("responses") or []:
+        entry = known.get(rec.get("sha256"))
+        if entry is None:
+            continue
+        for protocol in (p for p in _PROTOCOL_LABEL if p in entry["protocols"]):
+            out.append({"input": rec["name"], "config": rec.get("config", ""), "protocol": _PROTOCOL_LABEL[protocol],
+                        "k": entry["k"], "seeds": len(entry["seeds"]), "date": entry["date"],
+                        **entry["protocols"][protocol]})
+    return out
+
+
 def metric_notes(manifest: dict, spec: BenchmarkSpec) -> list[str]:
     """Per config with a leaderboard normalisation (the Open LLM Leaderboard v2): which score the
     estimator estimates and how the leaderboard's normalised score follows from it (markdown items)."""
@@ -414,6 +439,7 @@ def render_card(card: CardInputs, previous: CardInputs | None = None,
         content_missing=list(manifest.get("content_missing") or []),
         missing_id_column=id_cols[0] if id_cols else "instance_id",
         metric_notes=metric_notes(manifest, spec),
+        accuracy=accuracy_rows(manifest, templates),
         polo_bibtex=POLO2024_BIBTEX, source_citation=spec.source_citation.strip(), license=spec.license,
         license_notes=getattr(spec, "license_notes", "") or "",
     )
