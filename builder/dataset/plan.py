@@ -191,7 +191,11 @@ def split_table(config: ConfigSpec, split: str, ct: ContentTable, rows: Sequence
     cols = _output_columns(config, table)
     if ct.source.get("kind") == IDS_ONLY:  # no item text was available: the id columns the table has
         cols = [c for c in cols if c in table.column_names]
-    # the ids derived from the responses' item ids (doc_id...) exist where the content came from them
+    if "doc_id" in cols and "doc_id" not in table.column_names:  # the row's id in its split (lm-eval's doc_id)
+        ids = [ct.item_ids[r] for r in (rows if rows is not None else range(ct.table.num_rows))]
+        ids = [i.rpartition(".")[2] for i in ids]
+        table = table.append_column("doc_id", pa.array([int(i) for i in ids] if all(i.isdigit() for i in ids) else ids))
+    # the other ids derived from the responses' item ids exist where the content came from them
     cols = [c for c in cols if c in table.column_names or c not in ID_COLUMNS]
     missing = [c for c in cols if c not in table.column_names]
     if missing:
