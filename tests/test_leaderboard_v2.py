@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pandas as pd

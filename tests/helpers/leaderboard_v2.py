@@ -75,7 +75,7 @@ def write_details(root: Path, n_models: int = 12, seed: int = 0, tasks=None) -> 
     difficulty = {t: rng.normal(0.0, 1.0, len(recs)) for t, (_, recs) in chosen.items()}
     theta = np.linspace(-1.5, 1.5, n_models)
     models = [f"org{i % 3}/model-{i:02d}" for i in range(n_models)]
-    for m, (model, ability) in enumerate(zip(models, theta)):
+    for model, ability in zip(models, theta):
         folder = root / model.replace("/", "__")  # a details repo's own folder (SOURCE_FORMATS.md 2.1)
         folder.mkdir(parents=True)
         used_ts = set()
