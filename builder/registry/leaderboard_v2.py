@@ -8,17 +8,17 @@ average), and the bundle ``tinyOpenLLMLeaderboardV2`` has one config per benchma
 model across them). Subtasks are subscenarios (item ids ``<subtask>.<doc_id>``, as
 ``builder ingest --task leaderboard_bbh`` names them).
 
-==================  ======================  =====================  =========================  ===========
-benchmark           source task             per-example metric     subtasks weighted          chance
-==================  ======================  =====================  =========================  ===========
-tinyIFEval          leaderboard_ifeval      prompt_level_strict    (none)                     0
-tinyBBH             leaderboard_bbh         acc_norm               1 / (1 - chance_k)         1 / choices
-tinyMATHHard        leaderboard_math        exact_match            by size (7 subjects)       0
-tinyGPQA            leaderboard_gpqa        acc_norm               by size (3 subsets)        0.25
-tinyMuSR            leaderboard_musr        acc_norm               1 / (1 - chance_k)         1/2, 1/5, 1/3
-tinyMMLUPro         leaderboard_mmlu_pro    acc                    (none)                     0.1
-tinyArcChallengeV2  leaderboard_arc_challenge  acc_norm            (none)                     (not normalised)
-==================  ======================  =====================  =========================  ===========
+==================  =========================  =======================  ======================  ================
+benchmark           source task                per-example metric       subtasks weighted       chance
+==================  =========================  =======================  ======================  ================
+tinyIFEval          leaderboard_ifeval         prompt_level_strict_acc  (one task)              0
+tinyBBH             leaderboard_bbh            acc_norm                 1 / (1 - chance_k)      1 / choices
+tinyMATHHard        leaderboard_math           exact_match              by size (7 subjects)    0
+tinyGPQA            leaderboard_gpqa           acc_norm                 by size (3 subsets)     0.25
+tinyMuSR            leaderboard_musr           acc_norm                 1 / (1 - chance_k)      1/2, 1/5, 1/3
+tinyMMLUPro         leaderboard_mmlu_pro       acc                      (one task)              0.1
+tinyArcChallengeV2  leaderboard_arc_challenge  acc_norm                 (one task)              (not normalised)
+==================  =========================  =======================  ======================  ================
 
 What the estimator estimates
 ----------------------------
