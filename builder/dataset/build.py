@@ -119,7 +119,8 @@ def fit_estimators(spec: BenchmarkSpec, inputs: BuildInputs, options: BuildOptio
     groups = [spec.configs] if (spec.joint or len(spec.configs) == 1) else [[c] for c in spec.configs]
     fits = []
     for configs in groups:
-        cols, ids, scen, sub, content_of = [], [], [], [], {}
+        cols, ids, scen, sub = [], [], [], []
+        content_of: dict[str, Any] = {}
         for c in configs:
             ci = assigned[c.name]
             content_of[c.name] = {}
@@ -134,7 +135,7 @@ def fit_estimators(spec: BenchmarkSpec, inputs: BuildInputs, options: BuildOptio
         keep = ~np.isnan(Y).all(axis=1)
         info = pd.DataFrame({"scenario": scen, "subscenario": sub}, index=ids)
         sub_m = ResponseMatrix(Y[keep], [m for m, k_ in zip(matrix.models, keep) if k_], ids, info)
-        metadata = {"benchmark": spec.name, "version": options.version,
+        metadata: dict[str, Any] = {"benchmark": spec.name, "version": options.version,
                     "configs": {c.name: c.scenario for c in configs},
                     # estimator.evaluate(y, bench) answers with the original package's keys
                     "original_bench": spec.original_bench,

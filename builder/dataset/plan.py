@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import pyarrow as pa
 
@@ -38,7 +38,7 @@ class BuildInputs:
     records: list[dict]
     assigned: dict[str, ConfigItems]
     contents: dict[tuple[str, str], ContentTable]
-    spec: BenchmarkSpec | None = None
+    spec: BenchmarkSpec
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[Estimat
             norm = (est.metadata.get("normalization") or {}).get(c.scenario)
             if norm is not None:  # the leaderboard's normalised score from the estimate (v2)
                 configs_info[c.name]["normalization"] = norm
-    manifest = {
+    manifest: dict[str, Any] = {
         "format": DATASET_FORMAT,
         "schema_version": MANIFEST_SCHEMA_VERSION,
         "name": spec.name,
@@ -265,7 +265,7 @@ def _prompt_check(config: ConfigSpec, inputs: BuildInputs, ct: ContentTable,
 def _class_label_array(arr: pa.Array, names: list[str], where: str) -> pa.Array:
     """Integer class indices from ints (checked) or label strings (``"A"`` -> 0)."""
     values = arr.to_pylist()
-    out = []
+    out: list[int | None] = []
     for v in values:
         if v is None:
             out.append(None)

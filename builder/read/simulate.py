@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
+from builder.params import DIMS, SEED
 from builder.read.matrix import ResponseMatrix
 
 
@@ -23,8 +24,10 @@ def simulate_responses(
     Returns the matrix and the true parameters ``{"theta", "A", "b", "P"}``. Item ids are
     ``<index>``, or ``sub<s>.<index within s>`` with subscenarios.
     """
-    if n_models < 1 or n_items < 1 or n_dims < 1:
-        raise ValueError("n_models, n_items and n_dims must be positive")
+    if n_models < 1 or n_items < 1:
+        raise ValueError("n_models and n_items must be positive")
+    n_dims = DIMS.check(n_dims)
+    seed = SEED.check(seed)
     if not 0 <= missing < 1:
         raise ValueError(f"missing must be in [0, 1), got {missing!r}")
     rng = np.random.default_rng(seed)

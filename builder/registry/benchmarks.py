@@ -57,6 +57,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from builder.layout import name_problem
+from builder.params import ANCHORS
 from builder.registry.citations import (
     ALPACA_EVAL_BIBTEX, ARC_BIBTEX, GSM8K_BIBTEX, HELLASWAG_BIBTEX, HELM_BIBTEX, MMLU_BIBTEX, OPEN_LLM_LEADERBOARD_BIBTEX,
     TRUTHFULQA_BIBTEX, WINOGRANDE_BIBTEX,
@@ -344,8 +345,7 @@ def validate_spec(spec: BenchmarkSpec) -> list[str]:
     out: list[str] = []
     if not spec.configs:
         out.append("no configs")
-    if spec.anchors < 1:
-        out.append("anchors must be >= 1")
+    out.extend(filter(None, [ANCHORS.problem(spec.anchors)]))
     if len(spec.configs) > 1 and not spec.joint:
         out.append("several configs but joint=False")
     for what, values in (("config names", [c.name for c in spec.configs]),
