@@ -131,10 +131,13 @@ def fit_estimators(spec: BenchmarkSpec, inputs: BuildInputs, options: BuildOptio
                 scen.append(c.scenario)
                 sub.append(f"{c.scenario}.{subscenario_of(cid)}" if len(configs) > 1 else subscenario_of(cid))
                 content_of[c.name][iid] = cid
-        Y = matrix.scores[:, cols]
-        keep = ~np.isnan(Y).all(axis=1)
+        # the configs' columns as a compact copy (bytes for 0/1 scores): never a float64 matrix
+        Y = matrix.compact.take(cols=cols)
+        keep = Y.row_counts() > 0
+        if not keep.all():
+            Y = Y.take(rows=np.flatnonzero(keep))
         info = pd.DataFrame({"scenario": scen, "subscenario": sub}, index=ids)
-        sub_m = ResponseMatrix(Y[keep], [m for m, k_ in zip(matrix.models, keep) if k_], ids, info)
+        sub_m = ResponseMatrix(Y, [m for m, k_ in zip(matrix.models, keep) if k_], ids, info)
         metadata: dict[str, Any] = {"benchmark": spec.name, "version": options.version,
                     "configs": {c.name: c.scenario for c in configs},
                     # estimator.evaluate(y, bench) answers with the original package's keys

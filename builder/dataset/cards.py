@@ -165,7 +165,7 @@ def plot_validation(reports: list[tuple[str, dict]], path: str | os.PathLike) ->
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError:
-        return ("Plot skipped: matplotlib is not installed (`pip install tinybench-builder[plot]`); "
+        return ("Plot skipped: matplotlib is not installed (`pip install matplotlib`); "
                 "the table above has the same validation.")
     panels = []
     for _, rep in reports:

@@ -28,13 +28,13 @@ has (tinyMMLU, tinyArc, ...), its built-in task wins, and reads the same reposit
 Python. A custom benchmark's name is its own.
 
 :func:`task_files` returns ``{relative path: text}``; the text is deterministic (keys in a fixed
-order, JSON-style values, which YAML reads as they are).
+order, written by PyYAML; lm-eval's ``!function`` tag for the functions of ``tiny_utils.py``).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from builder.registry import BenchmarkSpec, ConfigSpec
 from builder.layout import HARNESS_DIR
@@ -229,22 +229,27 @@ def task_settings(config: ConfigSpec) -> dict[str, Any] | None:
     return None if settings is None else dict(settings)
 
 
-def _value(v: Any) -> str:
-    if isinstance(v, _Function):
-        return str(v)
-    return json.dumps(v, ensure_ascii=False)
+def _dumper() -> type:
+    """PyYAML's safe dumper that writes a :class:`_Function` as lm-eval's ``!function`` tag."""
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    def function(dumper: yaml.SafeDumper, value: _Function) -> yaml.Node:
+        return dumper.represent_scalar("!function", str(value).removeprefix("!function "))
+
+    Dumper.add_representer(_Function, function)
+    return Dumper
 
 
-def _yaml(fields: Mapping[str, Any]) -> str:
-    lines = []
-    for key in [k for k in _ORDER if k in fields] + [k for k in fields if k not in _ORDER]:
-        value = fields[key]
-        if isinstance(value, list) and value and all(isinstance(x, dict) for x in value):
-            lines.append(f"{key}:")
-            lines += [f"  - {_value(x)}" for x in value]
-        else:
-            lines.append(f"{key}: {_value(value)}")
-    return "\n".join(lines) + "\n"
+def _yaml(fields: Mapping[str, Any], order: Sequence[str] = _ORDER) -> str:
+    """The task as YAML (PyYAML): keys in ``order``, then the others; no line wrapping."""
+    import yaml
+
+    ordered = {k: fields[k] for k in [k for k in order if k in fields] + [k for k in fields if k not in order]}
+    return yaml.dump(ordered, Dumper=_dumper(), sort_keys=False, allow_unicode=True, width=1 << 16,
+                     default_flow_style=False)
 
 
 def task_files(spec: BenchmarkSpec, configs: Mapping[str, Mapping[str, Any]], repo_id: str, tag: str,
@@ -271,9 +276,9 @@ def task_files(spec: BenchmarkSpec, configs: Mapping[str, Mapping[str, Any]], re
         out[f"{HARNESS_DIR}/{c.harness_task}.yaml"] = _yaml(fields)
         tasks.append(c.harness_task)
     if len(tasks) > 1:  # a bundle: the group of its tasks
-        out[f"{HARNESS_DIR}/{spec.name}.yaml"] = (f"group: {_value(spec.name)}\ntask:\n"
-                                                  + "".join(f"  - {_value(t)}\n" for t in tasks)
-                                                  + f"metadata: {_value({'version': 1.0, 'dataset_version': version})}\n")
+        out[f"{HARNESS_DIR}/{spec.name}.yaml"] = _yaml({"group": spec.name, "task": tasks,
+                                                        "metadata": {"version": 1.0, "dataset_version": version}},
+                                                       order=())
     if uses_utils:
         v2 = any(_fn(name) in str(text) for text in out.values() for name in _V2_FUNCTIONS)
         out[f"{HARNESS_DIR}/{UTILS_MODULE}.py"] = UTILS_SOURCE + (_v2_utils_source() if v2 else "")
