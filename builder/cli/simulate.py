@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from builder.cli._args import DIMS, POSITIVE, SEED, add_debug, int_range, share
+from builder.progress import get_logger
+from builder.cli._args import DIMS, POSITIVE, SEED, add_common, int_range, share
 from builder.cli._run import command
+log = get_logger(__name__)
+
 __all__ = ["register", "run_simulate"]
 
 
@@ -22,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ps.add_argument("--soft", action="store_true",
                     help="soft scores: each score is the model's probability of success (default: 0/1 draws)")
     ps.add_argument("--out", required=True, metavar="FILE", help="score table to write (.parquet or .csv)")
-    add_debug(ps, sub=True)
+    add_common(ps, sub=True)
     ps.set_defaults(func=run_simulate)
 
 
@@ -35,5 +37,5 @@ def run_simulate(args: argparse.Namespace) -> int:
         missing=args.missing, subscenarios=args.subscenarios, soft=args.soft, probabilities=False,
     )
     matrix.write(args.out)
-    print(f"wrote {matrix.shape[0]} models x {matrix.shape[1]} items to {args.out}", file=sys.stderr)
+    log.info(f"wrote {matrix.shape[0]} models x {matrix.shape[1]} items to {args.out}")
     return 0

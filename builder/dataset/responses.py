@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -18,10 +17,13 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from builder.progress import get_logger
 from builder.registry import BenchmarkSpec, ConfigSpec
 from builder.errors import BuildError
 from builder.layout import input_record, matrix_record
 from builder.read import CompactScores, ResponseMatrix, row_chunks
+
+log = get_logger(__name__)
 
 __all__ = ["read_responses", "ConfigItems", "assign_items", "present_configs"]
 
@@ -59,10 +61,18 @@ def read_responses(spec: BenchmarkSpec, responses: Any,
     parts = []
     for c in spec.configs:
         m = ingest(paths, task=c.source_task or None)
-        info = pd.DataFrame({"scenario": c.scenario, "subscenario": list(m.subscenarios())},
-                            index=[f"{c.scenario}.{i}" for i in m.items])
-        parts.append(ResponseMatrix(m.storage, m.models, list(info.index), info))
+        parts.append(_scenario_part(c, m))
     return _merge(parts), records
+
+
+def _scenario_part(c: ConfigSpec, m: ResponseMatrix) -> ResponseMatrix:
+    """``m`` with its items named ``<scenario>.<item>``, keeping the item text the reader gave."""
+    info = pd.DataFrame({"scenario": c.scenario, "subscenario": list(m.subscenarios())},
+                        index=[f"{c.scenario}.{i}" for i in m.items])
+    if m.item_info is not None:  # the item text a reader gave (HELM instances, lm-eval documents...)
+        extra = m.item_info.drop(columns=[k for k in ("scenario", "subscenario") if k in m.item_info])
+        info = pd.concat([info, extra.set_axis(info.index)], axis=1)
+    return ResponseMatrix(m.storage, m.models, list(info.index), info)
 
 
 def _paths(value: Any, where: str) -> list[Path]:
@@ -100,12 +110,7 @@ def _read_by_config(spec: BenchmarkSpec, responses: Mapping[str, Any]) -> tuple[
             from builder.read import ingest
 
             m = ingest(paths, task=c.source_task or None)
-        info = pd.DataFrame({"scenario": c.scenario, "subscenario": list(m.subscenarios())},
-                            index=[f"{c.scenario}.{i}" for i in m.items])
-        if m.item_info is not None:  # the item text a reader gave (HELM instances...)
-            extra = m.item_info.drop(columns=[k for k in ("scenario", "subscenario") if k in m.item_info])
-            info = pd.concat([info, extra.set_axis(info.index)], axis=1)
-        parts.append(ResponseMatrix(m.storage, m.models, list(info.index), info))
+        parts.append(_scenario_part(c, m))
     return _merge(parts), records
 
 
@@ -183,8 +188,8 @@ def assign_items(spec: BenchmarkSpec, matrix: ResponseMatrix) -> dict[str, Confi
         out[c.name].columns.append(j)
         out[c.name].content_ids.append(cid)
     if dropped:
-        print(f"note: {len(dropped)} response item(s) belong to no config of {spec.name} and are ignored "
-              f"(e.g. {dropped[0]!r})", file=sys.stderr)
+        log.warning(f"note: {len(dropped)} response item(s) belong to no config of {spec.name} and are ignored "
+                    f"(e.g. {dropped[0]!r})")
     empty = [n for n, ci in out.items() if not ci.columns]
     if empty and (not spec.joint or len(empty) == len(out)):
         raise BuildError(
@@ -203,6 +208,6 @@ def present_configs(spec: BenchmarkSpec, assigned: Mapping[str, ConfigItems]) ->
     if len(present) == len(spec.configs):
         return spec
     absent = [c.name for c in spec.configs if not assigned[c.name].columns]
-    print(f"note: {spec.name}: no responses for config(s) {', '.join(absent)}; the bundle is built from "
-          f"{', '.join(c.name for c in present)} (the card says so)", file=sys.stderr)
+    log.info(f"note: {spec.name}: no responses for config(s) {', '.join(absent)}; the bundle is built from "
+             f"{', '.join(c.name for c in present)} (the card says so)")
     return dataclasses.replace(spec, configs=present)

@@ -24,12 +24,11 @@ coverage on the out-of-fold estimates, i.e. on models that neither fit saw.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
+from typing import Mapping
 
 import numpy as np
 from scipy.stats import norm, spearmanr
-from tqdm.auto import tqdm
 
 from builder import __version__
 from builder.errors import BuildError
@@ -38,6 +37,7 @@ from builder.model.calibrate import choose_lambda, coverage, interval_scale
 from builder.estimator import TinyEstimator, composite, gp_blend
 from builder.model.irt import IRTModel
 from builder.model.memory import keep_freed_blocks
+from builder.progress import bar
 from builder.params import ANCHORS, DESIGN, DIMS, N_SEEDS, SEED, check_binarize
 from builder.read import CompactScores, ResponseMatrix, row_chunks
 
@@ -207,6 +207,7 @@ def fit_estimator(
     scenario_order: list | None = None,
     progress: bool = True,
     metadata: dict | None = None,
+    subscenario_weights: Mapping[str, float] | None = None,
 ) -> FitResult:
     """Fit IRT, draw anchors, fit the regression, calibrate; returns the estimator and a report.
 
@@ -241,6 +242,10 @@ def fit_estimator(
     scenario_order : list of str, optional
         Order of the scenarios in the estimator and its anchors (bundles: the configs'
         order); default sorted names.
+    subscenario_weights : mapping, optional
+        Relative weight of each subscenario label in its scenario's full score (what the
+        estimator estimates and the validation measures); default: every subscenario counts
+        equally (:func:`builder.model.anchors.balance_weights`).
     """
     from threadpoolctl import threadpool_limits
 
@@ -275,7 +280,8 @@ def fit_estimator(
     scen_names = [str(s) for s in scenario_order] if scenario_order is not None else sorted(set(scen))
     scen_names = [str(s) for s in scen_names if s in set(scen)]
     pb = _Problem(
-        Y=Y, items=[matrix.items[j] for j in cols_in], balance=balance_weights(scen, matrix.subscenarios()[cols_in]),
+        Y=Y, items=[matrix.items[j] for j in cols_in],
+        balance=balance_weights(scen, matrix.subscenarios()[cols_in], subscenario_weights),
         scen=scen,
         scen_idx=np.array([scen_names.index(s) for s in scen]), scen_names=scen_names, k=int(n_anchors),
         design=design, n_seeds=int(n_seeds), irt_kwargs=dict(binarize=binarize, random_state=seed, **(irt_params or {})),
@@ -350,7 +356,7 @@ def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progre
     Y, S = pb.Y, pb.S
     n, N = Y.shape
     rng = np.random.default_rng(seed)
-    steps = tqdm(total=n_folds + 3, desc="fit", disable=not progress, file=sys.stderr)
+    steps = bar(total=n_folds + 3, desc="fit", enabled=progress)
     # --- 2. the IRT dimension, once
     dims_scores: dict = {}
     if n_dims is None:
@@ -528,21 +534,24 @@ def validation_report(Yv, truth, oof, params, pb: _Problem, k, seed) -> dict:
     score, se = scored(oof, params, pb.scen_names)
     rows = []
     for s, name in enumerate(pb.scen_names):
-        t = truth[:, s]
+        # the models evaluated on this scenario (a bundle's sources may cover different models)
+        ok = np.isfinite(truth[:, s])
+        t = truth[ok, s]
         p = params[name]
-        gp, _ = gp_blend(oof["irt"][:, s], oof["pirt"][:, s], oof["se_irt"][:, s], oof["se_pirt"][:, s], p["lambda"])
+        gp, _ = gp_blend(oof["irt"][ok, s], oof["pirt"][ok, s], oof["se_irt"][ok, s], oof["se_pirt"][ok, s],
+                         p["lambda"])
 
         def mae(x, t=t):
             return float(np.nanmean(np.abs(x - t)))
 
-        rho = spearmanr(score[:, s], t).statistic if len(t) > 2 and np.std(t) > 0 else float("nan")
+        rho = spearmanr(score[ok, s], t).statistic if len(t) > 2 and np.std(t) > 0 else float("nan")
         row = {"scenario": name, "models": int(len(t)), "random": float(rand_by[name]),
-               "irt": mae(oof["irt"][:, s]), "pirt": mae(oof["pirt"][:, s]), "gpirt": mae(gp),
-               "db": mae(oof["db"][:, s]), "score": mae(score[:, s]), "spearman": float(rho),
-               "coverage": coverage(score[:, s], z * se[:, s], t), "ci_width": float(np.mean(2 * z * se[:, s])),
+               "irt": mae(oof["irt"][ok, s]), "pirt": mae(oof["pirt"][ok, s]), "gpirt": mae(gp),
+               "db": mae(oof["db"][ok, s]), "score": mae(score[ok, s]), "spearman": float(rho),
+               "coverage": coverage(score[ok, s], z * se[ok, s], t), "ci_width": float(np.mean(2 * z * se[ok, s])),
                "method": p["method"], "lambda": p["lambda"], "interval_scale": p["interval_scale"]}
         if p["method"] == "composite":
-            row["mb"] = mae(_mb(oof, s, p))
+            row["mb"] = mae(_mb(oof, s, p)[ok])
             row["pirt_weight"] = p["pirt_weight"]
         rows.append(row)
     return {"table": rows}
