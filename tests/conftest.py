@@ -20,6 +20,7 @@ SLOW_FILES = {
     "test_hub_server.py", "test_hub_sync.py", "test_release_bundles.py", "test_ingest_dask.py",
     "test_custom_benchmark.py", "test_readme.py", "test_core_realdata.py", "test_sources_realdata.py",
     "test_fresh_clone.py", "test_identity.py", "test_release_races.py", "test_bench_ingest_speed.py", "test_bench.py",
+    "test_bench_scale.py",
 }
 #: single tests of otherwise fast files that take tens of seconds (measured: pytest --durations)
 SLOW_TESTS = {

@@ -58,13 +58,15 @@ def _builder(*args: str) -> list[str]:
     return [sys.executable, "-m", "builder", *args]
 
 
-def simulated(work: Path, models: int, items: int, soft: bool, seed: int, cap: int | None) -> Path:
+def simulated(work: Path, models: int, items: int, soft: bool, seed: int, cap: int | None,
+              subscenarios: int = SUBSCENARIOS) -> Path:
     """The simulated matrix (written once by ``builder simulate`` in a child, then reused)."""
-    name = f"sim_{models}x{items}{'_soft' if soft else ''}_seed{seed}.parquet"
+    sub = "" if subscenarios == SUBSCENARIOS else f"_sub{subscenarios}"
+    name = f"sim_{models}x{items}{sub}{'_soft' if soft else ''}_seed{seed}.parquet"
     path = work / name
     if not path.exists():
         cmd = _builder("simulate", "--models", str(models), "--items", str(items), "--dims", "2",
-                       "--subscenarios", str(SUBSCENARIOS), "--seed", str(seed), "--out", str(path))
+                       "--subscenarios", str(subscenarios), "--seed", str(seed), "--out", str(path))
         if soft:
             cmd.append("--soft")
         r = run_child(cmd, cap, work / f"{name}.log")
@@ -96,6 +98,8 @@ def main(argv=None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", type=int, nargs="+", default=[400, 2000, 7000], help="models of the 0/1 matrices")
     ap.add_argument("--items", type=int, default=ITEMS)
+    ap.add_argument("--subscenarios", type=int, default=SUBSCENARIOS, help="subscenarios of the simulated items")
+    ap.add_argument("--anchors", type=int, default=100, help="anchors of every fit and of the build")
     ap.add_argument("--soft-models", type=int, default=2000, help="models of the soft-score matrix (0: none)")
     ap.add_argument("--estimate-models", type=int, default=7000, help="models to estimate (0: none)")
     ap.add_argument("--no-build", action="store_true", help="skip the end-to-end build of the biggest matrix")
@@ -109,9 +113,9 @@ def main(argv=None) -> int:
     rows = []
 
     def fit(models: int, soft: bool):
-        path = simulated(work, models, args.items, soft, 0, cap)
+        path = simulated(work, models, args.items, soft, 0, cap, args.subscenarios)
         out = work / f"fit_{path.stem}"
-        r = run_child(_builder("fit", str(path), "--anchors", "100", "--seed", "0", "--out", str(out), "--quiet"),
+        r = run_child(_builder("fit", str(path), "--anchors", str(args.anchors), "--seed", "0", "--out", str(out), "--quiet"),
                       cap, work / f"fit_{path.stem}.log")
         label = f"fit {models:,} x {args.items:,}{' soft scores' if soft else ' 0/1'}"
         rows.append((label, models * args.items, r))
@@ -123,17 +127,18 @@ def main(argv=None) -> int:
         fit(args.soft_models, True)
     biggest = max(args.models)
     if args.estimate_models and not args.only_build:
-        new = simulated(work, args.estimate_models, args.items, False, 1, cap)
+        new = simulated(work, args.estimate_models, args.items, False, 1, cap, args.subscenarios)
         r = run_child(_builder("estimate", str(fits[biggest]), str(new), "--out", str(work / "estimates.csv")),
                       cap, work / "estimate.log")
         label = f"estimate {args.estimate_models:,} models (estimator of the {biggest:,}-model fit)"
         rows.append((label, None, r))
         print(_row(label, None, r, per_model=args.estimate_models), file=sys.stderr, flush=True)
     if not args.no_build:
-        path = simulated(work, biggest, args.items, False, 0, cap)
+        path = simulated(work, biggest, args.items, False, 0, cap, args.subscenarios)
         spec, content = _spec(work, path)
         r = run_child(_builder("build", "--spec", str(spec), "--responses", str(path), "--content",
-                               f"test={content}", "--version", "1.0.0", "--out", str(work / "build"), "--quiet"),
+                               f"test={content}", "--anchors", str(args.anchors), "--seed", "0",
+                               "--version", "1.0.0", "--out", str(work / "build"), "--quiet"),
                       cap, work / "build.log")
         label = f"build {biggest:,} x {args.items:,} (read, fit, card, folder)"
         rows.append((label, biggest * args.items, r))
@@ -146,10 +151,52 @@ def main(argv=None) -> int:
     for label, cells, r in rows:
         per = args.estimate_models if label.startswith("estimate") else None
         print(_row(label, cells, r, per_model=per))
+    goals = _goals(rows, args)
+    if goals:
+        print("\n" + "\n".join(goals))
     bad = [label for label, _, r in rows if r["code"] != 0]
     for label in bad:
         print(f"\n{label}: FAILED (exit {[r for lab, _, r in rows if lab == label][0]['code']}; see the log)")
     return 1 if bad else 0
+
+
+#: the goals of issue 18: the biggest fit (7,000 x 28,659) within 8 GB and 5 minutes, the
+#: 400-model fit within 20 s, estimate within 10 ms per model
+GOAL_RSS, GOAL_WALL, GOAL_SMALL_WALL, GOAL_ESTIMATE_MS = 8e9, 300.0, 20.0, 10.0
+
+
+def _goals(rows: list, args) -> list[str]:
+    """One line per goal of issue 18 that this run measured: the figure, the goal, met or not."""
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "NOT met"
+
+    fits = {cells: r for label, cells, r in rows if label.startswith("fit") and "soft" not in label
+            and r["code"] == 0}
+    lines = []
+    if fits:
+        big, small = max(fits), min(fits)
+        r = fits[big]
+        lines.append(f"* biggest fit ({big / 1e6:.1f} M cells): peak {r['rss'] / 1e9:.2f} GB (goal <= 8 GB: "
+                     f"{verdict(r['rss'] <= GOAL_RSS)}), wall {r['wall']:.0f} s (goal <= 300 s: "
+                     f"{verdict(r['wall'] <= GOAL_WALL)}; load {r['load'][0]:.1f} to {r['load'][1]:.1f})")
+        if big != small:
+            def per(x):
+                return (x["user"] + x["sys"]) / (big if x is r else small)
+
+            growth = per(r) / per(fits[small])
+            lines.append(f"* growth: CPU time per cell of the biggest fit / of the smallest = {growth:.2f} "
+                         f"(goal: no worse than linear in cells, <= 1: {verdict(growth <= 1.0)}); peak memory "
+                         f"x{r['rss'] / fits[small]['rss']:.1f} for x{big / small:.1f} cells")
+        if small == 400 * args.items and args.items == ITEMS:
+            s = fits[small]
+            lines.append(f"* 400 x 28,659 fit: wall {s['wall']:.1f} s (goal <= 20 s: {verdict(s['wall'] <= GOAL_SMALL_WALL)}"
+                         f"; load {s['load'][0]:.1f} to {s['load'][1]:.1f}), user + system {s['user'] + s['sys']:.1f} s")
+    for label, _, r in rows:
+        if label.startswith("estimate") and r["code"] == 0:
+            ms = r["wall"] / args.estimate_models * 1000
+            lines.append(f"* estimate: {ms:.2f} ms per model, wall, start-up and reading included (goal <= 10 ms: "
+                         f"{verdict(ms <= GOAL_ESTIMATE_MS)})")
+    return lines
 
 
 def _row(label: str, cells: int | None, r: dict, per_model: int | None = None) -> str:
