@@ -96,7 +96,8 @@ def _spec(work: Path, matrix: Path) -> tuple[Path, Path]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m builder.bench.scale", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--models", type=int, nargs="+", default=[400, 2000, 7000], help="models of the 0/1 matrices")
+    ap.add_argument("--models", type=int, nargs="*", default=[400, 2000, 7000],
+                    help="models of the 0/1 matrices (none: only the soft-score fit)")
     ap.add_argument("--items", type=int, default=ITEMS)
     ap.add_argument("--subscenarios", type=int, default=SUBSCENARIOS, help="subscenarios of the simulated items")
     ap.add_argument("--anchors", type=int, default=100, help="anchors of every fit and of the build")
@@ -107,6 +108,8 @@ def main(argv=None) -> int:
     ap.add_argument("--work", type=Path, default=None, help="folder for the matrices and outputs (default: a temp dir)")
     ap.add_argument("--memory-cap", type=float, default=12.0, help="address-space cap of each child, GiB (0: none)")
     args = ap.parse_args(argv)
+    if not args.models and (args.only_build or args.estimate_models or not args.no_build):
+        ap.error("estimate and build need a 0/1 matrix: give --models, or --estimate-models 0 --no-build")
     cap = int(args.memory_cap * 2**30) if args.memory_cap else None
     work = args.work or Path(tempfile.mkdtemp(prefix="scale-bench-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -125,7 +128,7 @@ def main(argv=None) -> int:
     fits = {} if args.only_build else {m: fit(m, False) for m in args.models}
     if args.soft_models and not args.only_build:
         fit(args.soft_models, True)
-    biggest = max(args.models)
+    biggest = max(args.models, default=0)
     if args.estimate_models and not args.only_build:
         new = simulated(work, args.estimate_models, args.items, False, 1, cap, args.subscenarios)
         r = run_child(_builder("estimate", str(fits[biggest]), str(new), "--out", str(work / "estimates.csv")),
