@@ -179,7 +179,7 @@ def _goals(rows: list, args) -> list[str]:
     if fits:
         big, small = max(fits), min(fits)
         r = fits[big]
-        lines.append(f"* biggest fit ({big / 1e6:.1f} M cells): peak {r['rss'] / 1e9:.2f} GB (goal <= 8 GB: "
+        lines.append(f"* biggest fit ({big / 1e6:.1f} M cells): peak {r['rss'] / 2**30:.2f} GiB = {r['rss'] / 1e9:.2f} GB (goal <= 8 GB: "
                      f"{verdict(r['rss'] <= GOAL_RSS)}), wall {r['wall']:.0f} s (goal <= 300 s: "
                      f"{verdict(r['wall'] <= GOAL_WALL)}; load {r['load'][0]:.1f} to {r['load'][1]:.1f})")
         if big != small:
