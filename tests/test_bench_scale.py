@@ -36,4 +36,17 @@ def test_scale_bench_reports_a_failed_run(tmp_path, capsys):
     assert scale.main([*argv, "--memory-cap", "0.05"]) == 1
     out = capsys.readouterr().out
     assert re.search(r"^\| fit 20 x 60 0/1 \(exit 1\) \|", out, re.M), out
-    assert "fit 20 x 60 0/1: FAILED (exit 1; see the log)" in out and "* biggest fit" not in out
+    assert "fit 20 x 60 0/1: FAILED (exit 1; see the log " in out and "* biggest fit" not in out
+
+
+def test_scale_bench_removes_its_temporary_folder(tmp_path, monkeypatch, capsys):
+    # without --work the matrices (several GB at full size) go into a temporary folder, removed at the end
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)  # re-read TMPDIR
+    argv = ["--models", "20", "--items", "60", "--subscenarios", "2", "--anchors", "10", "--soft-models", "0",
+            "--estimate-models", "0", "--no-build"]
+    assert scale.main(argv) == 0
+    assert "(removed at the end)" in capsys.readouterr().out
+    assert list(tmp_path.iterdir()) == []

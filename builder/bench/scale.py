@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -105,13 +106,22 @@ def main(argv=None) -> int:
     ap.add_argument("--estimate-models", type=int, default=7000, help="models to estimate (0: none)")
     ap.add_argument("--no-build", action="store_true", help="skip the end-to-end build of the biggest matrix")
     ap.add_argument("--only-build", action="store_true", help="only the build (of the biggest of --models)")
-    ap.add_argument("--work", type=Path, default=None, help="folder for the matrices and outputs (default: a temp dir)")
+    ap.add_argument("--work", type=Path, default=None, help="folder for the matrices and outputs, kept and reused (default: a temporary folder, removed "
+                         "at the end: the matrices take several GB)")
     ap.add_argument("--memory-cap", type=float, default=12.0, help="address-space cap of each child, GiB (0: none)")
     args = ap.parse_args(argv)
     if not args.models and (args.only_build or args.estimate_models or not args.no_build):
         ap.error("estimate and build need a 0/1 matrix: give --models, or --estimate-models 0 --no-build")
     cap = int(args.memory_cap * 2**30) if args.memory_cap else None
     work = args.work or Path(tempfile.mkdtemp(prefix="scale-bench-"))
+    try:
+        return _run(args, work, cap)
+    finally:
+        if args.work is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _run(args, work: Path, cap: int | None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     rows = []
 
@@ -148,7 +158,8 @@ def main(argv=None) -> int:
         print(_row(label, biggest * args.items, r), file=sys.stderr, flush=True)
 
     print(f"\n{os.cpu_count()} cores; every fit runs BLAS on 1 thread (fit_estimator sets it) and its blocks on "
-          f"{min(4, os.cpu_count() or 1)} threads; memory cap {args.memory_cap:g} GiB per run; work folder {work}\n")
+          f"{min(4, os.cpu_count() or 1)} threads; memory cap {args.memory_cap:g} GiB per run; work folder {work}"
+          f"{'' if args.work else ' (removed at the end)'}\n")
     print("| run | cells | wall | user | system | peak RSS | wall per M cells | CPU per M cells | load before, after |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for label, cells, r in rows:
@@ -157,9 +168,11 @@ def main(argv=None) -> int:
     goals = _goals(rows, args)
     if goals:
         print("\n" + "\n".join(goals))
-    bad = [label for label, _, r in rows if r["code"] != 0]
-    for label in bad:
-        print(f"\n{label}: FAILED (exit {[r for lab, _, r in rows if lab == label][0]['code']}; see the log)")
+    bad = [(label, r) for label, _, r in rows if r["code"] != 0]
+    for label, r in bad:
+        # the end of the child's stderr here too: a temporary work folder goes with its logs
+        tail = Path(r["log"]).read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:]
+        print(f"\n{label}: FAILED (exit {r['code']}; see the log {r['log']})" + "".join(f"\n    {t}" for t in tail))
     return 1 if bad else 0
 
 
