@@ -1,6 +1,6 @@
 """What ``fit`` costs as the matrix grows to the whole Open LLM Leaderboard (issue 18).
 
-    python -m builder.bench.scale                                # the table of the README (about 15 min here)
+    python -m builder.bench.scale --work DIR                     # the table of the README (25 min here, loaded)
     python -m builder.bench.scale --models 400 2000 --soft-models 0 --estimate-models 0   # a quick one
 
 Every case runs in a fresh process (``python -m builder ...``, as a user would), under a
