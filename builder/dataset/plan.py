@@ -21,11 +21,12 @@ from builder.dataset.options import BuildOptions
 from builder.errors import BuildError
 from builder.dataset.content import IDS_ONLY, INPUT_COLUMN, ContentTable, fewshot_split
 from builder.dataset.harness_tasks import task_files
-from builder.layout import DATASET_FORMAT, MANIFEST_SCHEMA_VERSION, config_anchor_ids, data_path, to_jsonable
+from builder.layout import (DATASET_FORMAT, ITEM_ID_COLUMN, MANIFEST_SCHEMA_VERSION, config_anchor_ids,
+                            config_design_hash, data_path, dataset_design_hash, to_jsonable)
 from builder.read import ResponseMatrix
 from builder.dataset.responses import ConfigItems
 
-__all__ = ["BuildInputs", "EstimatorFit", "DataFile", "FolderPlan", "plan_folder", "split_table"]
+__all__ = ["BuildInputs", "EstimatorFit", "DataFile", "FolderPlan", "plan_folder", "split_table", "with_item_ids"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,8 @@ class EstimatorFit:
     estimator: _estimator.TinyEstimator
     report: dict
     content_of: dict[str, dict[str, str]]
+    #: the training matrix (estimator item ids): the changelog re-estimates its models
+    matrix: ResponseMatrix | None = None
 
 
 @dataclass(frozen=True)
@@ -74,8 +77,13 @@ class FolderPlan:
 
 
 def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[EstimatorFit],
-                options: BuildOptions) -> FolderPlan:
-    """The folder of ``spec`` built from ``inputs`` and ``fits`` with ``options`` (pure)."""
+                options: BuildOptions, previous: Mapping | None = None, updated_from: Mapping | None = None) -> FolderPlan:
+    """The folder of ``spec`` built from ``inputs`` and ``fits`` with ``options`` (pure).
+
+    ``previous``: what changed since the previous version (:func:`builder.dataset.versions.compare`),
+    kept in the manifest for the card's changelog; ``updated_from``: the version whose design
+    this build keeps (``build --update-from``).
+    """
     contents = inputs.contents
     configs_info: dict[str, dict] = {}
     estimators = []
@@ -99,6 +107,8 @@ def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[Estimat
             for split in (c.tiny_split, *c.full_splits):
                 table = split_table(c, split, contents[(c.name, split)], rows if split == c.tiny_split else None,
                                     few, f"config {c.name!r}, split {split!r}")
+                ids = anchors if split == c.tiny_split else contents[(c.name, split)].item_ids
+                table = with_item_ids(c, table, ids)
                 rel = data_path(c.name, split)
                 data.append(DataFile(rel, table))
                 splits[split] = {"path": rel, "rows": table.num_rows, "columns": table.column_names}
@@ -110,6 +120,16 @@ def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[Estimat
                 "renderer": c.renderer,
                 "source_task": c.source_task, "metric": c.metric,
             }
+    config_hashes = {}
+    for fit in fits:
+        for c in fit.configs:
+            config_hashes[c.name] = config_design_hash(fit.estimator, c.scenario)
+    design = {"hash": dataset_design_hash([f.estimator for f in fits], config_hashes), "configs": config_hashes}
+    # the earlier versions whose results this one estimates: those every estimator re-estimates
+    kept = [[d["version"] for d in f.estimator.known_designs()[1:] if d["version"]] for f in fits]
+    design["re_estimates"] = [v for v in kept[0] if all(v in k for k in kept[1:])] if kept else []
+    if updated_from:
+        design["updated_from"] = dict(updated_from)
     manifest = {
         "format": DATASET_FORMAT,
         "schema_version": MANIFEST_SCHEMA_VERSION,
@@ -123,6 +143,7 @@ def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[Estimat
         "joint": bool(spec.joint),
         "configs": configs_info,
         "estimators": estimators,
+        "design": design,
         "inputs": {
             "responses": inputs.records,
             "content": {f"{c}/{s}": ct.source for (c, s), ct in contents.items()},
@@ -138,7 +159,9 @@ def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[Estimat
     missing = sorted({c for (c, _), ct in contents.items() if ct.source.get("kind") == IDS_ONLY})
     if missing:  # rows without item text: the card says so, `release --push` refuses unless allowed
         manifest["content_missing"] = missing
-    texts = task_files(spec, configs_info, manifest["repo_id"], manifest["tag"], manifest["version"])
+    if previous:
+        manifest["previous"] = dict(previous)
+    texts = task_files(spec, configs_info, manifest["repo_id"], manifest["tag"], manifest["version"], design)
     if texts:
         manifest["harness_tasks"] = sorted(texts)
     manifest = to_jsonable(manifest)
@@ -147,6 +170,25 @@ def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[Estimat
 
 
 # ============================================================================ data tables
+def with_item_ids(config: ConfigSpec, table: pa.Table, ids: Sequence[str]) -> pa.Table:
+    """``table`` with an ``item_id`` column first (the row's id; in the tiny split the estimator's
+    item id), unless it already has one (``item_id`` or the config's own ``item_id_column``).
+
+    Added to every split of a config, so that its splits share their columns (``load_dataset``
+    of a config reads its splits with one schema).
+    """
+    import datasets
+
+    if ITEM_ID_COLUMN in table.column_names or config.item_id_column in table.column_names:
+        return table
+    if len(ids) != table.num_rows:
+        raise BuildError(f"config {config.name!r}: {len(ids)} item ids for {table.num_rows} rows")
+    features = datasets.Features.from_arrow_schema(table.schema)
+    out = datasets.Features({ITEM_ID_COLUMN: datasets.Value("string"), **features})
+    return pa.Table.from_arrays([pa.array([str(i) for i in ids], type=pa.string()), *table.columns],
+                                schema=out.arrow_schema)
+
+
 def _normalize_type(t: pa.DataType) -> pa.DataType:
     """large_string/large_list -> string/list (what the Hub datasets hold), recursively."""
     if pa.types.is_large_string(t):

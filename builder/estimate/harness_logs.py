@@ -35,7 +35,7 @@ import pandas as pd
 
 from builder.estimate.tables import one_blas_thread
 from builder.estimator import TinyEstimator
-from builder.layout import config_anchor_ids, estimator_folder, is_dataset_folder, read_manifest
+from builder.layout import ITEM_ID_COLUMN, config_anchor_ids, estimator_folder, is_dataset_folder, read_manifest
 from builder.read import SourceError
 from builder.read import doc_index, iter_records, read_json, walk_files
 from builder.read import is_results, results_ts, model_name_from_folder, model_name_from_results, norm_ts, read_samples_file, split_samples_name
@@ -118,12 +118,16 @@ def match_rows(docs: dict[int, Any], rows: list[dict] | None, where: str) -> tup
     share, ignoring a column that matches no row at all (a harness ``process_docs`` may
     rewrite a field); at least one column must match, and it must be a column that tells
     the rows apart (``question``, ``input_formatted``: distinct in every row) when the doc
-    has one. Ambiguous matches prefer the row ``doc_id``.
+    has one. Ambiguous matches prefer the row ``doc_id``. The rows' ``item_id`` is a check,
+    not evidence: a document whose text matches a row must carry that row's id, and the id
+    alone matches only rows without any other text (item ids only).
     """
     notes: list[str] = []
     out: dict[int, int] = {}
     n = None if rows is None else len(rows)
-    cols = _text_columns(rows) if rows else []
+    all_cols = _text_columns(rows) if rows else []
+    cols = [c for c in all_cols if c != ITEM_ID_COLUMN] or all_cols
+    check_id = ITEM_ID_COLUMN in all_cols and ITEM_ID_COLUMN not in cols
     index = {c: defaultdict(set) for c in cols}
     for r, row in enumerate(rows or []):
         for c in cols:
@@ -161,6 +165,10 @@ def match_rows(docs: dict[int, Any], rows: list[dict] | None, where: str) -> tup
             row = doc_id
         else:
             row = next(iter(cand))
+        if check_id and isinstance(doc.get(ITEM_ID_COLUMN), str) and doc[ITEM_ID_COLUMN] != rows[row][ITEM_ID_COLUMN]:
+            raise SourceError(f"{where}: the document of doc_id {doc_id} has item_id {doc[ITEM_ID_COLUMN]!r} but the "
+                              f"text of row {row} (item_id {rows[row][ITEM_ID_COLUMN]!r}); are the logs from another "
+                              "version of this dataset?")
         if row != doc_id:
             moved += 1
         out[doc_id] = row

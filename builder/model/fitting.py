@@ -87,18 +87,28 @@ class _Problem:
     design: str
     n_seeds: int
     irt_kwargs: dict
+    #: responses to items outside the design (a benchmark that grew): they join the IRT fit only
+    Y_extra: np.ndarray | None = None
+    #: the anchors of a kept design (:func:`fixed_design`): never drawn again
+    fixed: AnchorSet | None = None
 
     @property
     def S(self) -> int:
         return len(self.scen_names)
 
+    def irt_input(self, rows) -> np.ndarray:
+        """What the IRT model is fitted on: the design's items, then the IRT-only ones."""
+        Y = self.Y[rows]
+        return Y if self.Y_extra is None else np.hstack([Y, self.Y_extra[rows]])
+
 
 def _estimator(pb: _Problem, irt: IRTModel, anchors: AnchorSet, params=None, ridge_coef=None,
                metadata=None) -> TinyEstimator:
     mean, cov = irt.ability_prior()
+    N = len(pb.items)  # an IRT fit may hold IRT-only items after the design's: not in the estimator
     return TinyEstimator(
         item_ids=pb.items, anchor_positions=anchors.positions, anchor_weights=anchors.weights,
-        A=irt.discrimination_, b=irt.difficulty_, balance=pb.balance, scenario_index=pb.scen_idx,
+        A=irt.discrimination_[:N], b=irt.difficulty_[:N], balance=pb.balance, scenario_index=pb.scen_idx,
         scenario_names=pb.scen_names, strata=anchors.labels, prior_mean=mean, prior_cov=cov,
         params=params, ridge_coef=ridge_coef, design=pb.design, metadata=metadata,
     )
@@ -162,7 +172,7 @@ def _fit_once(pb: _Problem, Y: np.ndarray, truth: np.ndarray, rows: np.ndarray, 
     """IRT (+ k-means anchors) + regression on ``Y[rows]`` (full scores ``truth[rows]``): an
     uncalibrated estimator."""
     if irt is None:
-        irt = IRTModel(n_dims=n_dims, **pb.irt_kwargs).fit(Y[rows])
+        irt = IRTModel(n_dims=n_dims, **pb.irt_kwargs).fit(pb.irt_input(rows))
     extra = {}
     if anchors is None:
         anchors, extra["seed_mae"] = _select_kmeans(pb, irt, Y[rows], rng)
@@ -187,6 +197,7 @@ def fit_estimator(
     scenario_order: list | None = None,
     progress: bool = True,
     metadata: dict | None = None,
+    keep_design: TinyEstimator | None = None,
 ) -> FitResult:
     """Fit IRT, draw anchors, fit the regression, calibrate; returns the estimator and a report.
 
@@ -221,6 +232,17 @@ def fit_estimator(
     scenario_order : list of str, optional
         Order of the scenarios in the estimator and its anchors (bundles: the configs'
         order); default sorted names.
+    keep_design : TinyEstimator, optional
+        An update of this estimator (a new version of its tiny benchmark): its design is kept
+        as it is (the item set and its order, the anchor ids and their order, the strata, the
+        anchor weights and balance weights: the estimator's design arrays come out identical)
+        and the IRT model, the regression and the calibration are fitted again on
+        ``matrix``. Every item of the design needs responses in ``matrix``; its other items
+        (a benchmark that grew) join the IRT fit only. When ``matrix`` holds a scenario the
+        design lacks (a bundle that gained a config), the design's IRT parameters,
+        regression and calibration are held fixed and the new scenario's items are
+        calibrated against them (:func:`builder.model.extend.extend_estimator`).
+        ``n_anchors``, ``design`` and ``scenario_order`` are then the kept design's.
     """
     from threadpoolctl import threadpool_limits
 
@@ -242,28 +264,107 @@ def fit_estimator(
     if n_anchors > N:
         raise ValueError(f"cannot pick {n_anchors} anchors from {N} items")
     check_binarize(binarize)
-    # --- 1. canonical order: the same tiny benchmark from any layout of the same data
-    rows_in, cols_in = matrix.canonical_order(scenario_order)
-    canon = matrix.select_models(rows_in).select_items(cols_in)
-    Y = np.ascontiguousarray(canon.scores, dtype=np.float64)
-    scen = canon.scenarios().astype(str)
-    scen_names = [str(s) for s in scenario_order] if scenario_order is not None else sorted(set(scen))
-    scen_names = [str(s) for s in scen_names if s in set(scen)]
-    pb = _Problem(
-        Y=Y, items=list(canon.items), balance=balance_weights(scen, canon.subscenarios()), scen=scen,
-        scen_idx=np.array([scen_names.index(s) for s in scen]), scen_names=scen_names, k=int(n_anchors),
-        design=design, n_seeds=int(n_seeds), irt_kwargs=dict(binarize=binarize, random_state=seed, **(irt_params or {})),
-    )
+    irt_kwargs = dict(binarize=binarize, random_state=seed, **(irt_params or {}))
+    if keep_design is not None:
+        new_scen = sorted(set(matrix.scenarios().astype(str)) - set(keep_design.scenarios))
+        if new_scen:  # a bundle that gained a config: fixed-parameter calibration
+            from builder.model.extend import extend_estimator
+
+            return extend_estimator(keep_design, matrix, new_scen, n_anchors=n_anchors, seed=seed, n_folds=n_folds,
+                                    validation_fraction=validation_fraction, irt_kwargs=irt_kwargs,
+                                    scenario_order=scenario_order, progress=progress, metadata=metadata)
+        pb, rows_in, cols_in = fixed_design(keep_design, matrix, n_seeds, irt_kwargs)
+        models = [matrix.models[i] for i in rows_in]
+    else:
+        # --- 1. canonical order: the same tiny benchmark from any layout of the same data
+        rows_in, cols_in = matrix.canonical_order(scenario_order)
+        canon = matrix.select_models(rows_in).select_items(cols_in)
+        Y = np.ascontiguousarray(canon.scores, dtype=np.float64)
+        scen = canon.scenarios().astype(str)
+        scen_names = [str(s) for s in scenario_order] if scenario_order is not None else sorted(set(scen))
+        scen_names = [str(s) for s in scen_names if s in set(scen)]
+        pb = _Problem(
+            Y=Y, items=list(canon.items), balance=balance_weights(scen, canon.subscenarios()), scen=scen,
+            scen_idx=np.array([scen_names.index(s) for s in scen]), scen_names=scen_names, k=int(n_anchors),
+            design=design, n_seeds=int(n_seeds), irt_kwargs=irt_kwargs,
+        )
+        models = canon.models
     # one BLAS/OpenMP thread: results then do not depend on the machine's thread count
     # (and on 2 cores single-threaded BLAS was also the faster)
     with threadpool_limits(limits=1):
         result = _fit(pb, n_dims, int(n_folds), validation_fraction, seed, float(kappa), progress, metadata,
-                      binarize, canon.models)
-    # anchors as positions of the caller's matrix (the estimator itself holds item ids)
+                      binarize, models)
+    if keep_design is not None:
+        result.estimator.metadata["re_estimates"] = re_estimates(keep_design, result.estimator)
+        result.estimator._prepare()
+        result.report["kept_design"] = {"version": keep_design.version, "design_hash": keep_design.design_hash,
+                                        "irt_only_items": int(0 if pb.Y_extra is None else pb.Y_extra.shape[1])}
+    # anchors as positions of the caller's matrix (the estimator itself holds item ids); items
+    # outside the design (IRT-only) have no stratum (-1)
     a = result.anchors
-    result.anchors = AnchorSet(cols_in[a.positions], a.weights, a.labels[np.argsort(cols_in)], a.method, a.seed,
-                               a.strata)
+    labels = np.full(matrix.shape[1], -1, dtype=np.int64)
+    labels[cols_in[: len(pb.items)]] = a.labels
+    result.anchors = AnchorSet(cols_in[a.positions], a.weights, labels, a.method, a.seed, a.strata)
     return result
+
+
+def fixed_design(previous: TinyEstimator, matrix: ResponseMatrix, n_seeds: int,
+                 irt_kwargs: dict) -> tuple[_Problem, np.ndarray, np.ndarray]:
+    """The problem of an update that keeps ``previous``'s design (``fit_estimator(keep_design=...)``).
+
+    The design's items in their order (then the matrix's other items, IRT-only, in canonical
+    order), its scenarios, balance weights, strata and anchors, all taken as they are; models
+    in canonical order. Returns the problem and the row and column permutations of ``matrix``.
+    """
+    if previous.design == "original":
+        raise ValueError("an estimator imported from the original release has no design to keep")
+    pos = {item: j for j, item in enumerate(matrix.items)}
+    missing = [i for i in previous.item_ids if i not in pos]
+    if missing:
+        raise ValueError(
+            f"the responses lack {len(missing)} of the {len(previous.item_ids)} items of the design being kept "
+            f"(e.g. {missing[0]!r}): an update keeps the item set; a version without them needs a fresh design "
+            "(a new major version, built without --update-from)")
+    design_cols = np.array([pos[i] for i in previous.item_ids], dtype=np.int64)
+    scen_in = matrix.scenarios().astype(str)
+    want = np.array(previous.scenarios, dtype=object)[previous.scenario_index]
+    wrong = np.flatnonzero(scen_in[design_cols] != want.astype(str))
+    if wrong.size:
+        j = int(wrong[0])
+        raise ValueError(f"item {previous.item_ids[j]!r} is in scenario {scen_in[design_cols[j]]!r} in the responses "
+                         f"but in {want[j]!r} in the design being kept")
+    empty = np.flatnonzero(np.isnan(matrix.scores[:, design_cols]).all(axis=0))
+    if empty.size:
+        raise ValueError(f"no model has a result on {empty.size} item(s) of the design being kept "
+                         f"(e.g. {previous.item_ids[int(empty[0])]!r}): the IRT model cannot be refitted on them")
+    rows_in, canon_cols = matrix.canonical_order(list(dict.fromkeys([*previous.scenarios, *sorted(set(scen_in))])))
+    in_design = np.zeros(matrix.shape[1], dtype=bool)
+    in_design[design_cols] = True
+    extra_cols = np.array([j for j in canon_cols if not in_design[j]], dtype=np.int64)
+    cols_in = np.concatenate([design_cols, extra_cols])
+    Y = np.ascontiguousarray(matrix.scores[rows_in][:, design_cols], dtype=np.float64)
+    Y_extra = np.ascontiguousarray(matrix.scores[rows_in][:, extra_cols], dtype=np.float64) if extra_cols.size else None
+    anchors = AnchorSet(previous.anchor_positions.copy(), previous.anchor_weights.copy(), previous.strata.copy(),
+                        previous.design, previous.metadata.get("seed"), previous.anchor_strata.copy())
+    scen = want.astype(str)
+    pb = _Problem(Y=Y, items=list(previous.item_ids), balance=previous.balance.copy(), scen=scen,
+                  scen_idx=previous.scenario_index.copy(), scen_names=list(previous.scenarios),
+                  k=len(previous.anchor_ids), design=previous.design, n_seeds=int(n_seeds), irt_kwargs=irt_kwargs,
+                  Y_extra=Y_extra, fixed=anchors)
+    return pb, rows_in, cols_in
+
+
+def re_estimates(previous: TinyEstimator, new: TinyEstimator) -> list[dict]:
+    """``metadata["re_estimates"]`` of an estimator that keeps ``previous``'s design: every design
+    ``previous`` estimates (its own first), with its positional order when it is not ``new``'s."""
+    out = []
+    for d in previous.known_designs():
+        ids = d["anchor_ids"] if d["anchor_ids"] is not None else list(previous.anchor_ids)
+        if d["version"] is None and d["design_hash"] == new.design_hash:
+            continue
+        out.append({"version": d["version"], "design_hash": d["design_hash"],
+                    "anchor_ids": None if ids == list(new.anchor_ids) else ids})
+    return out
 
 
 def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progress, metadata, binarize,
@@ -276,11 +377,11 @@ def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progre
     dims_scores: dict = {}
     if n_dims is None:
         steps.set_postfix_str("choosing the IRT dimension")
-        n_dims, dims_scores = IRTModel(**pb.irt_kwargs).select_dims(Y)
+        n_dims, dims_scores = IRTModel(**pb.irt_kwargs).select_dims(pb.irt_input(slice(None)))
     steps.update()
     # --- 3. the anchors of the stratified design: drawn once, before any fit uses them
-    anchors = None
-    if pb.design == "stratified":
+    anchors = pb.fixed
+    if anchors is None and pb.design == "stratified":
         obs = ~np.isnan(Y)
         easiness = np.where(obs.any(0), np.where(obs, Y, 0.0).sum(0) / np.maximum(obs.sum(0), 1), 0.5)
         anchors = stratified_anchors(easiness, pb.k, pb.balance, pb.scen, seed=seed)
@@ -317,7 +418,7 @@ def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progre
     steps.update()
     # --- 6. the shipped estimator: the same procedure on every training model
     steps.set_postfix_str(f"final fit on {n} models x {N} items")
-    irt = fold_irt.refit(Y) if len(folds) == 1 else None  # one hold-out: warm start from its fit
+    irt = fold_irt.refit(pb.irt_input(slice(None))) if len(folds) == 1 else None  # one hold-out: warm start from its fit
     est, anchors, irt, extra = _fit_once(pb, Y, truth_all, np.arange(n), n_dims, rng, anchors, irt=irt)
     steps.update()
     steps.close()
@@ -325,7 +426,7 @@ def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progre
         intercept = est.params[name]["ridge_intercept"]
         est.params[name].update(params[name], ridge_intercept=intercept)
     report.update(
-        n_models=n, n_items=N, n_folds=len(folds), n_validation_models=int(len(rows)), n_dims=int(n_dims),
+        n_models=n, n_items=N, training_models=list(models), n_folds=len(folds), n_validation_models=int(len(rows)), n_dims=int(n_dims),
         dims_scores={str(k): v for k, v in dims_scores.items()}, design=pb.design, kappa=kappa,
         params={k: dict(v) for k, v in params.items()},
         **({"seed_mae": extra["seed_mae"], "chosen_seed": int(anchors.seed)} if "seed_mae" in extra else {}),
