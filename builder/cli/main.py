@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from builder import __version__
+from builder.cli._run import command
 
 EPILOG = """\
 examples:
@@ -96,6 +97,7 @@ def _design_args(parser: argparse.ArgumentParser) -> None:
                         help="--design kmeans: k-means seeds tried; the best on the training models is kept (default 10)")
 
 
+@command
 def _cmd_fit(args: argparse.Namespace) -> int:
     from builder.model import fit_estimator, report_markdown
     from builder.layout import check_replaceable, write_fit_folder
@@ -124,6 +126,7 @@ def _binarize_arg(value: str | float | None):
     return float(value)
 
 
+@command
 def _cmd_estimate(args: argparse.Namespace) -> int:
     from builder.estimate import check_output, estimate_table, write_estimates
 
@@ -147,6 +150,7 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
     return 0
 
 
+@command
 def _cmd_simulate(args: argparse.Namespace) -> int:
     from builder.read import simulate_responses
 
@@ -159,6 +163,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+@command
 def _cmd_build(args: argparse.Namespace) -> int:
     from builder.registry import get_benchmark
     from builder.dataset import BuildOptions
@@ -184,6 +189,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
+@command
 def _cmd_import_original(args: argparse.Namespace) -> int:
     from builder.dataset import check_reference, import_original
 
@@ -211,29 +217,17 @@ def _responses_arg(spec, values: list[str]):
     return values[0] if len(values) == 1 else values
 
 
+@command(bad_input=(), interrupted="interrupted: no tag was created for an unfinished repository; re-run to finish")
 def _cmd_release(args: argparse.Namespace) -> int:
-    from builder.release import describe_error
-    from builder.release import run_release
-    from builder.release import ConfigError, ReleaseError, default_out_dir, load_config, normalize_version
+    """``release``: only a bad argument or config (:class:`~builder.errors.ConfigError`) is exit 2;
+    any other failure (a build, the validation, the Hub) is exit 1 (``bad_input=()``)."""
+    from builder.release import default_out_dir, load_config, normalize_version, run_release
 
-    try:
-        version = normalize_version(args.version)
-        config = load_config(args.config).select(args.only)
-        summary = run_release(config, version, out=args.out, push=args.push,
-                              previous="none" if args.no_previous else "always" if args.fetch_previous else "auto", progress=not args.quiet)
-    except ReleaseError as exc:
-        if args.debug:
-            raise
-        print(f"error: {exc}", file=sys.stderr)
-        return 2 if isinstance(exc, ConfigError) else 1
-    except KeyboardInterrupt:
-        print("interrupted: no tag was created for an unfinished repository; re-run to finish", file=sys.stderr)
-        return 130
-    except Exception as exc:  # a bug or an unexpected library error: still one line, no token
-        if args.debug:
-            raise
-        print(f"error: unexpected {describe_error(exc)} (run with --debug for the traceback)", file=sys.stderr)
-        return 1
+    version = normalize_version(args.version)
+    config = load_config(args.config).select(args.only)
+    summary = run_release(config, version, out=args.out, push=args.push,
+                          previous="none" if args.no_previous else "always" if args.fetch_previous else "auto",
+                          progress=not args.quiet)
     out = Path(args.out) if args.out else default_out_dir(version)
     lines = [f"release {summary['tag']} ({len(summary['benchmarks'])} benchmark(s)) in {out}/"]
     for name, b in summary["benchmarks"].items():
@@ -246,7 +240,14 @@ def _cmd_release(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_release_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+def add_debug(parser: argparse.ArgumentParser, sub: bool = False) -> None:
+    """``--debug``, accepted before and after the command: a subcommand's flag has no default of
+    its own (``SUPPRESS``), so it never undoes a ``--debug`` given before the command."""
+    parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS if sub else False,
+                        help="show tracebacks instead of one-line errors")
+
+
+def add_release_arguments(p: argparse.ArgumentParser, sub: bool = False) -> argparse.ArgumentParser:
     p.add_argument("--config", required=True, metavar="TOML", help="release config ([release] org + [[benchmark]] tables)")
     p.add_argument("--version", required=True, metavar="X.Y.Z", help="release version; the Hub tag is vX.Y.Z")
     p.add_argument("--push", action="store_true", help="publish to the Hub after building and validating")
@@ -260,7 +261,7 @@ def add_release_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser
                       help="with --push, do not fetch the previous release (the card's changelog then has no "
                            "comparison)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
-    p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    add_debug(p, sub=sub)
     p.set_defaults(func=_cmd_release)
     return p
 
@@ -273,7 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    p.add_argument("--debug", action="store_true", help="show tracebacks instead of one-line errors")
+    add_debug(p)
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     try:
@@ -287,6 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
                                         "model by model on a local process pool or a Dask cluster.",
                             epilog=INGEST_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
         add_ingest_arguments(pi)
+        add_debug(pi, sub=True)
         pi.set_defaults(func=run_ingest)
 
     pf = sub.add_parser(
@@ -311,6 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="binarise soft scores as the original did ('auto' = mean-preserving threshold, or a "
                          "threshold strictly between 0 and 1); default: use soft scores as soft labels")
     pf.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_debug(pf, sub=True)
     pf.set_defaults(func=_cmd_fit)
 
     pe = sub.add_parser(
@@ -332,6 +335,7 @@ def build_parser() -> argparse.ArgumentParser:
     pe.add_argument("--out", metavar="FILE",
                     help="write the estimates to FILE instead of a table on stdout, in the format its name ends "
                          "with: .csv, .tsv, .json (a list of records) or .parquet; never one of the inputs")
+    add_debug(pe, sub=True)
     pe.set_defaults(func=_cmd_estimate)
 
     pb = sub.add_parser(
@@ -369,6 +373,7 @@ def build_parser() -> argparse.ArgumentParser:
     pb.add_argument("--dims", type=POSITIVE, default=None, metavar="D", help="IRT dimension (default: chosen by validation)")
     _design_args(pb)
     pb.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_debug(pb, sub=True)
     pb.set_defaults(func=_cmd_build)
 
     po = sub.add_parser(
@@ -386,12 +391,13 @@ def build_parser() -> argparse.ArgumentParser:
     po.add_argument("--check", action="store_true",
                     help="--bench mmlu: compare with the original's published numbers for y = [1 if i %% 3 == 0 "
                          "else 0 for i in range(100)] (exit 1 if they differ)")
+    add_debug(po, sub=True)
     po.set_defaults(func=_cmd_import_original)
 
     add_release_arguments(sub.add_parser(
         "release", help="build, validate and (--push) publish every benchmark of a release config",
         description=RELEASE_DESCRIPTION, epilog=RELEASE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
-    ))
+    ), sub=True)
 
     ps = sub.add_parser("simulate", help="write a score matrix simulated from a known IRT model (demos, tests)")
     ps.add_argument("--models", type=int_range(2), default=80, help="number of models (default 80)")
@@ -401,28 +407,9 @@ def build_parser() -> argparse.ArgumentParser:
     ps.add_argument("--missing", type=share, default=0.0, help="share of entries left unevaluated (NaN), in [0, 1)")
     ps.add_argument("--subscenarios", type=int_range(0), default=0, help="split items into this many subscenarios")
     ps.add_argument("--out", required=True, metavar="FILE", help="score table to write (.parquet or .csv)")
+    add_debug(ps, sub=True)
     ps.set_defaults(func=_cmd_simulate)
     return p
-
-
-def _one_line(exc: BaseException, limit: int = 600) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-def _stdout_closed() -> int:
-    """The reader of our output went away (``estimate ... | head``): stop quietly, as ``cat`` does.
-
-    stdout is pointed at /dev/null so that Python's final flush does not complain again.
-    """
-    import os
-
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
-    return 141  # 128 + SIGPIPE, what a shell reports for a command stopped by a closed pipe
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -431,36 +418,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    debug = getattr(args, "debug", False)
-    try:
-        return int(args.func(args) or 0)
-    except BrokenPipeError:
-        return _stdout_closed()
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    except (ValueError, OSError) as exc:  # bad input, missing or unwritable files: one line, no traceback
-        if debug:
-            raise
-        print(f"error: {_one_line(exc)}", file=sys.stderr)
-        return 2
-    except RecursionError:
-        if debug:
-            raise
-        print("error: an input is nested too deeply to be read (a JSON or pickle file of thousands of levels?)",
-              file=sys.stderr)
-        return 2
-    except MemoryError:
-        if debug:
-            raise
-        print("error: out of memory", file=sys.stderr)
-        return 1
-    except Exception as exc:  # a bug or an unexpected library error: still one line
-        if debug:
-            raise
-        print(f"error: unexpected {type(exc).__name__}: {_one_line(exc)} (run with --debug for the traceback)",
-              file=sys.stderr)
-        return 1
+    return args.func(args)  # every handler is wrapped by builder.cli._run.command: errors -> one line
 
 
 def release_main(argv: list[str] | None = None) -> int:

@@ -39,21 +39,12 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from builder.registry import BenchmarkSpec
 from builder.dataset import BuildOptions, check_repo_id
-from builder.errors import BuildError
+from builder.errors import BuildError, ConfigError, ReleaseError
 
 __all__ = [
     "ReleaseError", "ConfigError", "parse_version", "version_tag", "tag_version", "latest_release_below",
     "BenchmarkEntry", "ReleaseConfig", "load_config", "default_out_dir",
 ]
-
-
-class ReleaseError(Exception):
-    """A problem the user can fix (config, version, refused tag, failed upload): the CLI
-    prints its message and exits non-zero without a traceback."""
-
-
-class ConfigError(ReleaseError):
-    """A bad argument or release config (exit status 2)."""
 
 
 # ============================================================================ versions

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from builder import layout
+from builder.errors import describe_error
 from builder.release.config import ReleaseError, latest_release_below, parse_version, tag_version, version_tag
 
 __all__ = [
@@ -61,15 +62,6 @@ def token_configured() -> bool:
         return bool(get_token())
     except Exception:  # pragma: no cover
         return bool(os.environ.get("HF_TOKEN"))
-
-
-def describe_error(exc: BaseException) -> str:
-    """A one-line description of a client error (never includes request headers)."""
-    status = getattr(getattr(exc, "response", None), "status_code", None)
-    msg = " ".join(str(exc).split())
-    if len(msg) > 400:
-        msg = msg[:400] + "..."
-    return f"{type(exc).__name__}{f' (HTTP {status})' if status else ''}: {msg}"
 
 
 # ============================================================================ the two trees
@@ -356,7 +348,7 @@ def publish_release(folders: Mapping[str, Path], version: str, api=None, *, priv
         except ReleaseError as exc:
             refused.append(str(exc))
     if refused:
-        raise ReleaseError("nothing was published:\n  " + "\n  ".join(refused))
+        raise ReleaseError("nothing was published: " + "; ".join(refused))
     for p in plans:
         log(p.describe())
     results = []
@@ -365,7 +357,7 @@ def publish_release(folders: Mapping[str, Path], version: str, api=None, *, priv
             results.append(execute_plan(plan, api))
         except ReleaseError as exc:
             done = ", ".join(f"{r.repo_id}@{r.tag}" for r in results) or "none"
-            raise ReleaseError(f"{exc}\n(published before the failure: {done}; re-run to finish)") from None
+            raise ReleaseError(f"{exc} (published before the failure: {done}; re-run to finish)") from None
         r = results[-1]
         log(f"{r.repo_id}: {r.tag} -> {r.commit[:12]} ({r.action})")
     return results

@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 import numpy as np
 import pandas as pd
 
+from builder.errors import ReadFailed
 from builder.read.matrix import ResponseMatrix, subscenario_of
 from builder.read.sources import ModelUnavailable, SourceError
 
@@ -276,11 +277,6 @@ class UnitFailure:
 
     def note(self) -> str:
         return f"{self.model}: not read ({self.source}): {self.error} (after {self.attempts} attempt(s))"
-
-
-class ReadFailed(Exception):
-    """A unit's read failed; the message already describes the error and its cause (built where
-    it happened: a pickled exception loses its ``__cause__`` on the way from a worker)."""
 
 
 def describe_error(exc: BaseException, limit: int = 400) -> str:
