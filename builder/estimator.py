@@ -499,7 +499,7 @@ class TinyEstimator:
             ``score``, ``ci_low``, ``ci_high``, ``se``, ``irt``, ``pirt``, ``gpirt``,
             ``n_answered``, and ``scenarios`` (per-benchmark results) for bundles.
         """
-        order = self._declared_order(version) if version is not None else None
+        order = self.design_of(version) if version is not None else None
         Y, single = self._parse(scores, order)
         results = self._results(self.components(Y))
         return results[0] if single else results
@@ -524,9 +524,11 @@ class TinyEstimator:
         own = {"version": self.version, "design_hash": self.design_hash, "anchor_ids": None}
         return [own, *self._designs]
 
-    def _declared_order(self, declared: Any) -> list[str] | None:
-        """The anchor order of the declared version or design hash (None: this one's), or
-        ValueError naming both versions when this estimator cannot estimate its results."""
+    def design_of(self, declared: Any) -> list[str] | None:
+        """The anchor order of the declared version or design hash (None: this estimator's
+        own), or ``ValueError`` naming both versions when this estimator cannot estimate
+        results made against it. ``estimate(..., version=)`` calls it; so do tools that read
+        results by item id and only need the check."""
         if not isinstance(declared, str) or not declared.strip():
             raise ValueError(f"version must be a version string such as '1.0.0' or a design hash, got {declared!r}")
         text = declared.strip()
@@ -792,7 +794,7 @@ class TinyEstimator:
                 scores = value
             else:  # a frame: columns are item ids, one model per row
                 cols = value[0]
-                self._check_labels(cols)
+                self.check_items(cols)
                 rows = [self._row_of(dict(zip(cols, r)), checked=True) for r in value[1]]
                 if not rows:
                     raise ValueError("no scores given")
@@ -832,10 +834,12 @@ class TinyEstimator:
             raise ValueError("no anchor is answered: give at least one score")
         return Y, single
 
-    def _check_labels(self, keys: Sequence[str]) -> None:
-        """Labelled input holds anchors only (any subset), or is a full row: every anchor,
-        other items of the benchmark ignored. Items that are not anchors next to missing
-        anchors are the results of another tiny split (another version): refused."""
+    def check_items(self, keys: Sequence[str]) -> None:
+        """``ValueError`` unless results labelled by the item ids ``keys`` can be estimated:
+        anchors only (any subset), or a full row (every anchor; other items of the benchmark
+        are ignored). Items that are not anchors next to missing anchors are the results of
+        another tiny split (another version's design): refused. ``estimate`` checks labelled
+        input so; ``builder estimate`` checks a table's item columns the same way."""
         k = len(self.anchor_ids)
         keys = [str(key) for key in keys]
         unknown = [key for key in keys if key not in self._item_set]
@@ -855,11 +859,12 @@ class TinyEstimator:
                 f"{len(missing)} of the anchors are missing (e.g. {missing[0]!r}): the scores name "
                 f"{len(others)} other item(s) of the benchmark. A full row (every item) is read by its anchor "
                 "labels; a partial one must hold anchors only. Results of another version's tiny split? "
-                "Estimate them with the estimator of that version")
+                "Estimate them with the estimator of that version (or, to estimate from the anchors they "
+                "happen to include, keep only the anchor columns)")
 
     def _row_of(self, scores: Mapping, checked: bool = False) -> np.ndarray:
         if not checked:
-            self._check_labels(list(scores))
+            self.check_items(list(scores))
         row = np.full(len(self.anchor_ids), np.nan)
         for key, val in scores.items():
             idx = self._anchor_index.get(str(key))

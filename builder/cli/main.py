@@ -15,7 +15,7 @@ from builder.cli._run import command
 
 EPILOG = """\
 examples:
-  python -m builder simulate --models 80 --items 2000 --out sim.parquet
+  python -m builder simulate --models 80 --items 2000 --holdout 20 --out sim.parquet   # + new_models.parquet
   python -m builder fit sim.parquet --anchors 100 --out tiny_sim
   python -m builder estimate tiny_sim new_models.parquet --out estimates.csv
   python -m builder build tinyAlpacaEval --responses alpaca_eval_2.parquet \
@@ -137,11 +137,11 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
         from builder.estimate import estimate_from_logs
 
         frame, notes = estimate_from_logs(args.dir, args.scores, task=args.task, metric=args.metric,
-                                          filter=args.filter)
+                                          filter=args.filter, version=args.results_from)
         for note in notes:
             print(f"note: {note}", file=sys.stderr)
     else:
-        frame = estimate_table(args.dir, args.scores)
+        frame = estimate_table(args.dir, args.scores, version=args.results_from)
     if args.out:
         write_estimates(frame, args.out)
         print(f"wrote {len(frame)} estimate(s) to {args.out}", file=sys.stderr)
@@ -154,12 +154,24 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
 def _cmd_simulate(args: argparse.Namespace) -> int:
     from builder.read import simulate_responses
 
-    matrix, _ = simulate_responses(
+    holdout_out = None
+    if args.holdout:
+        out = Path(args.out)
+        holdout_out = Path(args.holdout_out) if args.holdout_out else out.with_name("new_models" + out.suffix)
+        if holdout_out.resolve() == out.resolve():
+            raise ValueError(f"--holdout-out {holdout_out} is the --out file; give another file name")
+    elif args.holdout_out:
+        raise ValueError("--holdout-out needs --holdout N (the number of held-out models)")
+    matrix, params = simulate_responses(
         n_models=args.models, n_items=args.items, n_dims=args.dims, seed=args.seed,
-        missing=args.missing, subscenarios=args.subscenarios,
+        missing=args.missing, subscenarios=args.subscenarios, holdout=args.holdout,
     )
     matrix.write(args.out)
     print(f"wrote {matrix.shape[0]} models x {matrix.shape[1]} items to {args.out}", file=sys.stderr)
+    if holdout_out is not None:
+        params["holdout"].write(holdout_out)
+        print(f"wrote {args.holdout} held-out models (the same item parameters, every item evaluated) to "
+              f"{holdout_out}", file=sys.stderr)
     return 0
 
 
@@ -184,7 +196,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
                            item_order=args.item_order, fit=FitOptions(n_dims=args.dims, design=args.design,
                                                          n_seeds=args.kmeans_seeds))
     out = build_benchmark(spec, _responses_arg(spec, args.responses), content, options, out=args.out,
-                          previous=args.previous, progress=not args.quiet)
+                          previous=args.previous, progress=not args.quiet, update_from=args.update_from)
     print(f"wrote {out}/ ({', '.join(sorted(p.name for p in Path(out).iterdir()))})", file=sys.stderr)
     return 0
 
@@ -321,7 +333,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Estimate full-benchmark scores of the models in SCORES from their anchor results. Only anchor "
                     "columns are read; missing anchors are allowed.",
     )
-    pe.add_argument("dir", metavar="DIR", help="folder written by `fit` (or a tiny dataset folder)")
+    pe.add_argument("dir", metavar="DIR",
+                    help="folder written by `fit` or `build`, or a released version hub:OWNER/NAME@REVISION (its rows "
+                         "and estimator from one commit)")
     pe.add_argument("scores", metavar="SCORES",
                     help="score table in the formats `fit` reads, one row per model; or a folder of "
                          "lm-evaluation-harness --log_samples output of the tiny task (results are matched "
@@ -332,6 +346,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="harness logs: per-sample metric (default: acc_norm; exact_match for tinyGSM8k, acc for "
                          "tinyTruthfulQA)")
     pe.add_argument("--filter", default=None, metavar="NAME", help="harness logs: lm-eval filter (tinyGSM8k: strict-match)")
+    pe.add_argument("--results-from", default=None, metavar="VERSION|DESIGN",
+                    help="the dataset version (e.g. 1.0.0) or design hash the results were made against: results "
+                         "of another design are refused, naming both versions (an earlier version whose design "
+                         "DIR keeps is accepted)")
     pe.add_argument("--out", metavar="FILE",
                     help="write the estimates to FILE instead of a table on stdout, in the format its name ends "
                          "with: .csv, .tsv, .json (a list of records) or .parquet; never one of the inputs")
@@ -364,7 +382,13 @@ def build_parser() -> argparse.ArgumentParser:
                     help="output folder; an existing one is replaced only if it is empty or was written by `fit` or "
                          "`build` and holds nothing else (checked before the fit)")
     pb.add_argument("--version", default="0.0.0", help="dataset version for the manifest and card (default 0.0.0)")
-    pb.add_argument("--previous", default=None, metavar="DIR", help="folder of the previous version (card changelog)")
+    pb.add_argument("--previous", default=None, metavar="DIR",
+                    help="folder of the previous version (card changelog; default: --update-from)")
+    pb.add_argument("--update-from", default=None, metavar="PREVIOUS_DIR",
+                    help="keep the design of this previous version's folder (its items, anchor ids and order, strata "
+                         "and weights: the same tiny-split rows, so results logged against it stay valid) and refit "
+                         "the IRT model, the regression and the calibration on RESPONSES; new items join the IRT "
+                         "fit only, a new config of a bundle is calibrated against the kept IRT parameters")
     pb.add_argument("--repo-id", default=None, metavar="OWNER/NAME",
                     help="Hub repository shown in the card (default tinyBenchmarks/NAME)")
     pb.add_argument("--item-order", choices=("upstream", "harness_v1"), default="upstream",
@@ -407,6 +431,11 @@ def build_parser() -> argparse.ArgumentParser:
     ps.add_argument("--missing", type=share, default=0.0, help="share of entries left unevaluated (NaN), in [0, 1)")
     ps.add_argument("--subscenarios", type=int_range(0), default=0, help="split items into this many subscenarios")
     ps.add_argument("--out", required=True, metavar="FILE", help="score table to write (.parquet or .csv)")
+    ps.add_argument("--holdout", type=int_range(0), default=0, metavar="N",
+                    help="also write N held-out models drawn from the same item parameters (new models to "
+                         "estimate: `estimate DIR new_models.parquet`)")
+    ps.add_argument("--holdout-out", default=None, metavar="FILE",
+                    help="where --holdout writes them (default: new_models.<ext> next to --out)")
     add_debug(ps, sub=True)
     ps.set_defaults(func=_cmd_simulate)
     return p

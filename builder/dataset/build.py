@@ -37,7 +37,7 @@ from builder.registry import BenchmarkSpec, get_benchmark
 from builder.dataset.cards import CardInputs, write_card_files
 from builder.dataset.options import BuildOptions
 from builder.dataset.content import load_content, local_tiny_content, match_content, source_content
-from builder.model import fit_estimator
+from builder.model import extend_estimator, fit_estimator
 from builder.read import ResponseMatrix, subscenario_of
 from builder.dataset.plan import BuildInputs, EstimatorFit, FolderPlan, plan_folder
 from builder.dataset.responses import assign_items, present_configs, read_responses
@@ -175,9 +175,12 @@ def fit_estimators(spec: BenchmarkSpec, inputs: BuildInputs, options: BuildOptio
                 raise BuildError(f"--anchors {k}: the design kept from version {kept.version} has "
                                  f"{', '.join(f'{n} anchors in {c}' for c, n in kept_k.items())}; an update keeps "
                                  "them (leave --anchors out)")
-        result = fit_estimator(sub_m, n_anchors=k * len(configs), seed=options.seed, progress=progress,
-                               metadata=metadata, scenario_order=[c.scenario for c in configs],
-                               keep_design=design, **options.fit.as_kwargs())
+        grows = design is not None and bool(set(c.scenario for c in configs) - set(design.scenarios))
+        fit = extend_estimator if grows else fit_estimator  # a bundle that gained a config: fixed parameters
+        result = fit(sub_m, n_anchors=k * len(configs), seed=options.seed, progress=progress, metadata=metadata,
+                     scenario_order=[c.scenario for c in configs],
+                     **({"keep_design": design} if design is not None and not grows else {}),
+                     **({"previous": design} if grows else {}), **options.fit.as_kwargs())
         fits.append(EstimatorFit(path, tuple(configs), result.estimator, result.report, content_of, sub_m))
     return fits
 

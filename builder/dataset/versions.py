@@ -175,6 +175,9 @@ def config_hashes(folder: str | os.PathLike) -> dict[str, str]:
     recorded = (manifest.get("design") or {}).get("configs")
     if recorded:
         return dict(recorded)
+    if not manifest.get("configs"):  # a folder with a root estimator and no config table
+        root = Path(folder) / layout.ESTIMATOR_JSON
+        return {"default": TinyEstimator.load(folder).design_hash} if root.is_file() else {}
     estimators = layout.load_estimators(folder)
     return {name: layout.config_design_hash(est, manifest["configs"][name]["scenario"])
             for name, est in estimators.items()}

@@ -7,7 +7,8 @@ models (cross-fitting, :mod:`builder.model.fitting`); :class:`FitOptions` holds 
 The result is a :class:`builder.estimator.TinyEstimator` and a validation report.
 """
 
+from builder.model.extend import extend_estimator
 from builder.model.fitting import DESIGNS, FitResult, fit_estimator, report_markdown
 from builder.model.options import FitOptions, check_binarize
 
-__all__ = ["fit_estimator", "FitResult", "FitOptions", "DESIGNS", "check_binarize", "report_markdown"]
+__all__ = ["fit_estimator", "extend_estimator", "FitResult", "FitOptions", "DESIGNS", "check_binarize", "report_markdown"]

@@ -1,8 +1,8 @@
 """Grow a bundle by a config without re-evaluating: fixed-parameter calibration of the new items.
 
-``fit_estimator(matrix, keep_design=previous)`` comes here when ``matrix`` holds a scenario
-that ``previous`` (a bundle's joint estimator) lacks, e.g. tinyHELM built from four of its
-scenarios, then the fifth added. As Habba et al. (2026, "Growing Pains") extend a suite:
+:func:`extend_estimator` adds to ``previous`` (a bundle's joint estimator) the scenarios of a
+matrix that it lacks, e.g. tinyHELM built from four of its scenarios, then the fifth added
+(``build --update-from`` calls it when the responses hold a config the previous version lacks). As Habba et al. (2026, "Growing Pains") extend a suite:
 
 1. everything ``previous`` holds is kept as it is: its items, anchors (ids and order), strata,
    anchor and balance weights, IRT parameters, ability prior, regression and calibration.
@@ -32,6 +32,7 @@ from scipy.special import expit
 from tqdm.auto import tqdm
 
 from builder.estimator import TinyEstimator
+from builder.model import fitting
 from builder.model.anchors import AnchorSet, balance_weights, stratified_anchors
 from builder.model.irt import binarize_scores, fit_abilities
 from builder.read import ResponseMatrix
@@ -115,19 +116,25 @@ def _columns(matrix: ResponseMatrix, previous: TinyEstimator, new_scenarios, sce
     return old_cols, new_cols, order, ignored
 
 
-def extend_estimator(previous: TinyEstimator, matrix: ResponseMatrix, new_scenarios, *, n_anchors: int, seed: int,
-                     n_folds: int | None, validation_fraction: float, irt_kwargs: dict, kappa: float = 16.0,
-                     scenario_order=None, progress: bool = False, metadata: dict | None = None):
+def extend_estimator(previous: TinyEstimator, matrix: ResponseMatrix, *, n_anchors: int, seed: int = 0,
+                     n_folds: int | None = None, validation_fraction: float = 0.2, binarize: bool | float = False,
+                     irt_params: dict | None = None, kappa: float = 16.0, scenario_order=None,
+                     progress: bool = False, metadata: dict | None = None, **_ignored):
     """``previous`` with the scenarios ``new_scenarios`` of ``matrix`` added (module docstring).
 
     ``n_anchors`` is the extended estimator's total (``k`` per scenario, as a build asks for):
-    the new scenarios get ``n_anchors // (scenarios)`` each. Returns a
+    the new scenarios get ``n_anchors // (scenarios)`` each. The keyword arguments are
+    :func:`~builder.model.fitting.fit_estimator`'s (the settings that do not apply to a kept
+    design, such as ``n_dims`` or ``design``, are ignored). Returns a
     :class:`builder.model.fitting.FitResult`.
     """
     from threadpoolctl import threadpool_limits
 
-    from builder.model import fitting
-
+    new_scenarios = sorted(set(matrix.scenarios().astype(str)) - set(previous.scenarios))
+    if not new_scenarios:
+        raise ValueError("the responses hold no scenario the design lacks: refit it with "
+                         "fit_estimator(keep_design=...)")
+    irt_kwargs = dict(binarize=binarize, random_state=seed, **(irt_params or {}))
     if previous.design != "stratified":
         raise ValueError(f"only a stratified design can be extended by a config (this one is {previous.design!r})")
     old_cols, new_cols, order, ignored = _columns(matrix, previous, new_scenarios, scenario_order)

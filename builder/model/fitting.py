@@ -267,12 +267,10 @@ def fit_estimator(
     irt_kwargs = dict(binarize=binarize, random_state=seed, **(irt_params or {}))
     if keep_design is not None:
         new_scen = sorted(set(matrix.scenarios().astype(str)) - set(keep_design.scenarios))
-        if new_scen:  # a bundle that gained a config: fixed-parameter calibration
-            from builder.model.extend import extend_estimator
-
-            return extend_estimator(keep_design, matrix, new_scen, n_anchors=n_anchors, seed=seed, n_folds=n_folds,
-                                    validation_fraction=validation_fraction, irt_kwargs=irt_kwargs,
-                                    scenario_order=scenario_order, progress=progress, metadata=metadata)
+        if new_scen:
+            raise ValueError(f"the responses hold scenario(s) {', '.join(new_scen)} that the design being kept lacks: "
+                             "a bundle that gains a config is calibrated against the kept IRT parameters "
+                             "(builder.model.extend.extend_estimator)")
         pb, rows_in, cols_in = fixed_design(keep_design, matrix, n_seeds, irt_kwargs)
         models = [matrix.models[i] for i in rows_in]
     else:

@@ -17,14 +17,21 @@ def simulate_responses(
     missing: float = 0.0,
     subscenarios: int = 0,
     soft: bool = False,
+    holdout: int = 0,
 ) -> tuple[ResponseMatrix, dict]:
     """Draw 0/1 scores (or soft scores = the probabilities) from a 2PL model.
 
     Returns the matrix and the true parameters ``{"theta", "A", "b", "P"}``. Item ids are
-    ``<index>``, or ``sub<s>.<index within s>`` with subscenarios.
+    ``<index>``, or ``sub<s>.<index within s>`` with subscenarios. ``holdout``: that many more
+    models from the same item parameters (new models to estimate, every item evaluated), in
+    ``params["holdout"]`` (a :class:`ResponseMatrix`, models ``sim-new-model-<i>``) with their
+    true full scores in ``params["holdout_truth"]``; drawn after everything else, so the
+    matrix is the same with or without them.
     """
     if n_models < 1 or n_items < 1 or n_dims < 1:
         raise ValueError("n_models, n_items and n_dims must be positive")
+    if isinstance(holdout, bool) or int(holdout) != holdout or holdout < 0:
+        raise ValueError(f"holdout must be a non-negative integer, got {holdout!r}")
     if not 0 <= missing < 1:
         raise ValueError(f"missing must be in [0, 1), got {missing!r}")
     rng = np.random.default_rng(seed)
@@ -47,4 +54,12 @@ def simulate_responses(
         items = [str(j) for j in range(n_items)]
         info = None
     models = [f"sim-model-{i:04d}" for i in range(n_models)]
-    return ResponseMatrix(Y, models, items, info), {"theta": theta, "A": A, "b": b, "P": P}
+    params = {"theta": theta, "A": A, "b": b, "P": P}
+    if holdout:
+        theta_h = rng.standard_normal((int(holdout), n_dims))
+        P_h = expit(theta_h @ A.T - b)
+        Y_h = P_h.copy() if soft else (rng.random(P_h.shape) < P_h).astype(np.float64)
+        names = [f"sim-new-model-{i:04d}" for i in range(int(holdout))]
+        params.update(holdout=ResponseMatrix(Y_h, names, list(items), info), holdout_truth=Y_h.mean(1),
+                      holdout_theta=theta_h)
+    return ResponseMatrix(Y, models, items, info), params
