@@ -836,24 +836,25 @@ class TinyEstimator:
 
     def check_items(self, keys: Sequence[str]) -> None:
         """``ValueError`` unless results labelled by the item ids ``keys`` can be estimated:
-        anchors only (any subset), or a full row (every anchor; other items of the benchmark
-        are ignored). Items that are not anchors next to missing anchors are the results of
-        another tiny split (another version's design): refused. ``estimate`` checks labelled
+        anchors only (any subset), or a full row (every anchor; any other label is ignored).
+        Items that are not anchors next to missing anchors are the results of another tiny
+        split (another version's design): refused. ``estimate`` checks labelled
         input so; ``builder estimate`` checks a table's item columns the same way."""
         k = len(self.anchor_ids)
         keys = [str(key) for key in keys]
+        name = self.metadata.get("benchmark") or "this tiny benchmark"
+        mine = f"{name} {self.version}" if self.version else name
         unknown = [key for key in keys if key not in self._item_set]
+        missing = [a for a in self.anchor_ids if a not in set(keys)]
+        if not missing:
+            return  # a full row: every anchor is there, whatever else is (items of a grown benchmark...)
         if unknown:
             raise ValueError(f"unknown item id {unknown[0]!r}" + (
                 f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else "") +
-                ": not an item of this tiny benchmark (a model name belongs in the index, not in a column)")
+                f": not an item of {mine} (a model name belongs in the index, not in a column; results of another "
+                "version's tiny split are estimated by the estimator of that version)")
         others = [key for key in keys if key not in self._anchor_index]
-        if not others:
-            return
-        missing = [a for a in self.anchor_ids if a not in set(keys)]
-        if missing:
-            name = self.metadata.get("benchmark") or "this tiny benchmark"
-            mine = f"{name} {self.version}" if self.version else name
+        if others:
             raise ValueError(
                 f"item {others[0]!r} is not one of the {k} anchors of {mine} (design {self.design_hash[:12]}), and "
                 f"{len(missing)} of the anchors are missing (e.g. {missing[0]!r}): the scores name "

@@ -175,12 +175,15 @@ def fit_estimators(spec: BenchmarkSpec, inputs: BuildInputs, options: BuildOptio
                 raise BuildError(f"--anchors {k}: the design kept from version {kept.version} has "
                                  f"{', '.join(f'{n} anchors in {c}' for c, n in kept_k.items())}; an update keeps "
                                  "them (leave --anchors out)")
-        grows = design is not None and bool(set(c.scenario for c in configs) - set(design.scenarios))
-        fit = extend_estimator if grows else fit_estimator  # a bundle that gained a config: fixed parameters
-        result = fit(sub_m, n_anchors=k * len(configs), seed=options.seed, progress=progress, metadata=metadata,
-                     scenario_order=[c.scenario for c in configs],
-                     **({"keep_design": design} if design is not None and not grows else {}),
-                     **({"previous": design} if grows else {}), **options.fit.as_kwargs())
+        kwargs = dict(n_anchors=k * len(configs), seed=options.seed, progress=progress, metadata=metadata,
+                      scenario_order=[c.scenario for c in configs], **options.fit.as_kwargs())
+        if design is not None and set(c.scenario for c in configs) - set(design.scenarios):
+            # a bundle that gained a config: the kept IRT parameters held fixed, the new items calibrated
+            result = extend_estimator(design, sub_m, **kwargs)
+        elif design is not None:
+            result = fit_estimator(sub_m, keep_design=design, **kwargs)
+        else:
+            result = fit_estimator(sub_m, **kwargs)
         fits.append(EstimatorFit(path, tuple(configs), result.estimator, result.report, content_of, sub_m))
     return fits
 

@@ -274,9 +274,10 @@ def _match(t: _Target, path: Path, results: dict | None) -> tuple[dict[int, int]
                               f"(design {t.design[:12]}): their documents are not this version's rows. Estimate "
                               f"them with the folder of {theirs}") from None
         if logged_h is not None:
-            raise SourceError(f"{exc} The task file that ran them is {mine}'s, but the rows it ran are not: offline, "
-                              "`datasets` serves the newest cached revision whatever revision the task file pins; "
-                              "estimate them with the folder of the version whose rows they are") from None
+            raise SourceError(f"{exc} The task file that ran them ({theirs}'s) has the design of {mine}, but the rows "
+                              "it ran are not its rows: offline, `datasets` serves the newest cached revision whatever "
+                              "revision the task file pins; estimate them with the folder of the version whose rows "
+                              "they are") from None
         raise
     if other:
         notes.append(f"{where}: the task file was {theirs}'s (design {logged_h[:12]}), but the rows it ran are "
