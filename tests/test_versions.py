@@ -29,7 +29,7 @@ from builder.errors import BuildError
 from builder.estimate import estimate_table
 from builder.estimate.harness_logs import estimate_from_logs
 from builder.estimator import TinyEstimator
-from builder.layout import load_estimators, read_manifest
+from builder.layout import read_manifest
 from builder.read import SourceError
 from builder.read.matrix import ResponseMatrix
 from builder.read.simulate import simulate_responses

@@ -14,6 +14,13 @@ Templates: ``dataset_cards/<benchmark name>.md`` when it exists (it may
 ``{% extends "tiny_benchmark.md" %}`` and override blocks), else ``tiny_benchmark.md``. The
 YAML header is :class:`huggingface_hub.DatasetCardData` (licence, task categories, size
 category, ``configs`` with their data files, pretty name), rendered as ``{{ card_data }}``.
+
+Every value a template shows is escaped (:mod:`builder.dataset.markdown`: the environment's
+``finalize``) unless it is Markdown this module wrote: names, file names, descriptions and ids
+come from users and their data, and the Hub renders the card as Markdown with raw HTML. The
+filters ``code`` (``code(cell=True)`` in a table row), ``text(paragraphs=True)``, ``fenced``,
+``py`` and ``sh`` show a value as a code span, text, a code block, a Python string literal or a
+shell word.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from builder.registry import POLO2024_BIBTEX, REGISTRY, BenchmarkSpec, ConfigSpe
 from builder.estimator import TinyEstimator
 from builder.model import report_markdown
 from builder.registry import FULL_SPLIT_RENDERERS
+from builder.dataset.markdown import Markdown, code, fenced, finalize, python_string, shell_word, text
 
 def _templates_dir() -> Path:
     """``dataset_cards/`` of a source checkout, else the copy installed as builder/dataset_cards."""
@@ -248,51 +256,55 @@ _METRIC_LABEL = {"score": "score MAE", "random": "random-k MAE", "spearman": "Sp
 
 
 def _fmt(v: Any, metric: str) -> str:
-    if v is None:
+    if v is None or not isinstance(v, (int, float)):  # a tampered previous report holds anything
         return "n/a"
     return f"{v:.0%}" if metric == "coverage" else f"{v:.4f}" if metric != "spearman" else f"{v:.3f}"
 
 
-def changelog_markdown(ch: dict, max_ids: int = 20) -> str:
-    """The changelog section's Markdown."""
+def changelog_markdown(ch: dict, max_ids: int = 20) -> Markdown:
+    """The changelog section's Markdown (names and ids escaped: they may come from a previous folder)."""
     if ch.get("previous_version") is None:
-        return f"* **{ch.get('version')}**: first release of this build (no previous version to compare with)."
-    lines = [f"**{ch['version']}** (previous: {ch['previous_version']})", ""]
-    for name, a in ch["anchors"].items():
+        return Markdown(f"* **{text(ch.get('version'))}**: first release of this build (no previous version to "
+                        "compare with).")
+    lines = [f"**{text(ch['version'])}** (previous: {text(ch['previous_version'])})", ""]
+    for raw, a in ch["anchors"].items():
+        name = code(raw)
         if a.get("new_config"):
-            lines.append(f"* config `{name}`: new ({len(a['added'])} anchors)")
+            lines.append(f"* config {name}: new ({len(a['added'])} anchors)")
             continue
         if a.get("dropped_config"):
-            lines.append(f"* config `{name}`: removed")
+            lines.append(f"* config {name}: removed")
             continue
         if not a["added"] and not a["removed"]:
             kept = (f"same {a['kept']} anchors in the same order and strata: results logged against "
-                    f"{ch['previous_version']} are results of this version" if ch["moved"].get(name, {}).get("design_kept")
+                    f"{text(ch['previous_version'])} are results of this version"
+                    if (ch.get("moved") or {}).get(raw, {}).get("design_kept")
                     else f"same {a['kept']} anchors" + ("" if a.get("same_order", True) else ", in another order"))
-            lines.append(f"* config `{name}`: {kept}")
+            lines.append(f"* config {name}: {kept}")
             continue
 
         def ids(xs):
-            shown = ", ".join(f"`{x}`" for x in xs[:max_ids])
+            shown = ", ".join(code(x) for x in xs[:max_ids])
             return shown + (f", ... {len(xs) - max_ids} more" if len(xs) > max_ids else "")
 
-        lines.append(f"* config `{name}`: {a['kept']} anchors kept, {len(a['added'])} in, {len(a['removed'])} out: "
-                     f"a new design; results logged against {ch['previous_version']} are estimated by "
-                     f"{ch['previous_version']}'s estimator, not this one's")
+        prev = text(ch["previous_version"])
+        lines.append(f"* config {name}: {a['kept']} anchors kept, {len(a['added'])} in, {len(a['removed'])} out: "
+                     f"a new design; results logged against {prev} are estimated by {prev}'s estimator, not this one's")
         if a["added"]:
             lines.append(f"  * in: {ids(a['added'])}")
         if a["removed"]:
             lines.append(f"  * out: {ids(a['removed'])}")
     moved = {name: m["estimates_moved"] for name, m in ch.get("moved", {}).items() if m.get("estimates_moved")}
     if moved:
-        lines += ["", f"How the estimates of the models both versions know moved ({ch['previous_version']}'s "
-                      "estimator on its anchors -> this version's on its own; the same results when the design is "
-                      "kept):", "",
+        lines += ["", (f"How the estimates of the models both versions know moved ({text(ch['previous_version'])}'s "
+                       "estimator on its anchors -> this version's on its own; the same results when the design is "
+                       "kept):"), "",
                   "| config | models | mean abs. change | max abs. change | rank correlation |",
                   "|---|---:|---:|---:|---:|"]
         for name, m in moved.items():
             rho = "n/a" if m.get("spearman") is None else f"{m['spearman']:.3f}"
-            lines.append(f"| {name} | {m['models']} | {m['mean_abs_change']:.4f} | {m['max_abs_change']:.4f} | {rho} |")
+            lines.append(f"| {text(name)} | {m['models']} | {m['mean_abs_change']:.4f} | {m['max_abs_change']:.4f} | "
+                         f"{rho} |")
     if ch["errors"]:
         lines += ["", "Validation (out-of-fold), previous -> this version:", "",
                   "| scenario | metric | previous | this version | change |", "|---|---|---:|---:|---:|"]
@@ -300,34 +312,35 @@ def changelog_markdown(ch: dict, max_ids: int = 20) -> str:
             b, a, m = e["before"], e["after"], e["metric"]
             delta = "n/a" if b is None or a is None else (
                 f"{a - b:+.0%}" if m == "coverage" else f"{a - b:+.3f}" if m == "spearman" else f"{a - b:+.4f}")
-            lines.append(f"| {e['scenario']} | {_METRIC_LABEL[m]} | {_fmt(b, m)} | {_fmt(a, m)} | {delta} |")
-    return "\n".join(lines)
+            lines.append(f"| {text(e['scenario'])} | {_METRIC_LABEL[m]} | {_fmt(b, m)} | {_fmt(a, m)} | {delta} |")
+    return Markdown("\n".join(lines))
 
 
-def versions_markdown(manifest: dict) -> str:
+def versions_markdown(manifest: dict) -> Markdown:
     """The card's statement of the design and of the earlier versions whose results this one estimates."""
     design = manifest.get("design") or {}
     if not design.get("hash"):
-        return ""
-    version = manifest.get("version")
-    lines = [f"Design `{design['hash'][:12]}` (full hash in `manifest.json`, `design.hash`): the sha256 of the anchor "
-             "ids, their order and strata. Versions with the same design have the same tiny-split rows, so a "
-             "result logged against one is a result of the other."]
+        return Markdown("")
+    version = str(manifest.get("version"))
+    lines = [(f"Design {code(str(design['hash'])[:12])} (full hash in `manifest.json`, `design.hash`): the sha256 of "
+              "the anchor ids, their order and strata. Versions with the same design have the same tiny-split rows, "
+              "so a result logged against one is a result of the other.")]
     configs = design.get("configs") or {}
     if len(configs) > 1:
-        lines.append("Per config: " + ", ".join(f"`{n}` `{h[:12]}`" for n, h in configs.items()) + ".")
-    earlier = list(design.get("re_estimates") or [])
+        lines.append("Per config: " + ", ".join(f"{code(n)} {code(str(h)[:12])}" for n, h in configs.items()) + ".")
+    earlier = [str(v) for v in design.get("re_estimates") or []]
     upd = design.get("updated_from") or {}
     if earlier:
         lines.append(f"This version re-estimates the results of version{'s' if len(earlier) > 1 else ''} "
-                     f"{', '.join(earlier)}: {'their' if len(earlier) > 1 else 'its'} anchors are kept"
+                     f"{', '.join(text(v) for v in earlier)}: {'their' if len(earlier) > 1 else 'its'} anchors are kept"
                      + (" (this version adds configs)" if upd and upd.get("design_hash") != design["hash"] else "")
-                     + f"; declare them, e.g. `est.estimate(scores, version={earlier[-1]!r})`.")
+                     + f"; declare them, e.g. {code(f'est.estimate(scores, version={earlier[-1]!r})')}.")
     else:
-        lines.append(f"It re-estimates no earlier version's results: results logged against an earlier version "
-                     f"are estimated by that version's estimator. Declare the version results were made against "
-                     f"(`est.estimate(scores, version={version!r})`) and those of another design are refused.")
-    return " ".join(lines)
+        lines.append("It re-estimates no earlier version's results: results logged against an earlier version "
+                     "are estimated by that version's estimator. Declare the version results were made against "
+                     f"({code(f'est.estimate(scores, version={version!r})')}) and those of another design are "
+                     "refused.")
+    return Markdown(" ".join(lines))
 
 
 # ============================================================================ rendering
@@ -335,32 +348,26 @@ def _environment(templates: Path):
     import jinja2
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)), undefined=jinja2.StrictUndefined,
-                             keep_trailing_newline=True, autoescape=False)
-    env.filters["py"] = python_string
+                             keep_trailing_newline=True, autoescape=False, finalize=finalize)
+    env.filters.update(py=python_string, sh=shell_word, code=code, text=text, fenced=fenced)
     return env
 
 
-def python_string(value: Any) -> str:
-    """``value`` as a Python string literal (double quotes): what the card's example code pastes
-    a repository id, tag or config name as, so no value can end the string and inject code."""
-    return json.dumps(str(value))  # a JSON string is a Python literal of the same text
-
-
-def _full_split_note(sc: ConfigSpec, splits: dict) -> str:
+def _full_split_note(sc: ConfigSpec, splits: dict) -> Markdown | str:
     """How the full splits' ``input_formatted`` was rendered (as the published datasets did)."""
     full = [s for s in sc.full_splits if s in splits]
     if not full or not sc.num_fewshot or sc.renderer in (None, "template"):
         return ""
-    names = ", ".join(f"`{s}`" for s in full)
+    names = ", ".join(code(s) for s in full)
     if sc.full_split_sampler == "first_n":
-        group = f" of the row's `{sc.fewshot_group}`" if sc.fewshot_group else ""
-        how = f"the first {sc.num_fewshot} `{sc.fewshot_split}` rows{group} (the row itself when it is one of them)"
+        group = f" of the row's {code(sc.fewshot_group)}" if sc.fewshot_group else ""
+        how = f"the first {sc.num_fewshot} {code(sc.fewshot_split)} rows{group} (the row itself when it is one of them)"
     else:
-        how = (f"the same {sc.num_fewshot} `{sc.fewshot_split}` examples for every row (lm-evaluation-harness's "
+        how = (f"the same {sc.num_fewshot} {code(sc.fewshot_split)} examples for every row (lm-evaluation-harness's "
                f"few-shot sampler with seed {sc.full_split_seed}, drawn afresh for each row)")
     tail = ", then the row's raw text" if sc.renderer in FULL_SPLIT_RENDERERS else ""
-    return (f"In {names}, as in the published tinyBenchmarks datasets, `input_formatted` holds {how}{tail}; "
-            "the tiny split holds the leaderboard's own prompts.")
+    return Markdown(f"In {names}, as in the published tinyBenchmarks datasets, `input_formatted` holds {how}{tail}; "
+                    "the tiny split holds the leaderboard's own prompts.")
 
 
 def render_card(card: CardInputs, previous: CardInputs | None = None,
@@ -378,8 +385,10 @@ def render_card(card: CardInputs, previous: CardInputs | None = None,
     reports = card.reports
     validation = []
     for path, rep in reports:
-        if rep.get("table"):
-            validation.append({"title": f"`{path}`" if len(reports) > 1 else "", "markdown": report_markdown(rep)})
+        if rep.get("table"):  # scenario names come from the data: escaped in the table
+            shown = {**rep, "table": [{**r, "scenario": text(r.get("scenario"))} for r in rep["table"]]}
+            validation.append({"title": code(path) if len(reports) > 1 else "",
+                               "markdown": Markdown(report_markdown(shown))})
     configs = []
     for name, c in manifest["configs"].items():
         sc = next((x for x in spec.configs if x.name == name), None)
@@ -402,7 +411,9 @@ def render_card(card: CardInputs, previous: CardInputs | None = None,
     ch = changelog(card, previous)
     harness = list(dict.fromkeys(c["harness_task"] for c in manifest["configs"].values() if c.get("harness_task")))
     kwargs = dict(
-        name=spec.name, pretty_name=spec.pretty_name, description=spec.description or "",
+        name=spec.name, pretty_name=spec.pretty_name,
+        # the registry's descriptions are this project's Markdown; a spec file's is text from a user
+        description=Markdown(spec.description) if spec.custom is None else spec.description or "",
         version=manifest["version"], tag=manifest.get("tag") or f"v{manifest['version']}",
         repo_id=manifest.get("repo_id") or f"tinyBenchmarks/{spec.name}",
         builder_version=manifest.get("builder_version", "?"),
@@ -411,7 +422,7 @@ def render_card(card: CardInputs, previous: CardInputs | None = None,
         n_kmeans_seeds=params.get("n_seeds") or 10,
         design=params.get("design", "kmeans"),
         configs=configs, estimators=estimators, inputs=manifest.get("inputs", {}), parameters=shown_params,
-        validation=validation, plot=plot, plot_note=plot_note or "",
+        validation=validation, plot=plot, plot_note=Markdown(plot_note or ""),
         harness_tasks=harness, changelog=changelog_markdown(ch), versions=versions_markdown(manifest),
         harness_files=list(manifest.get("harness_tasks") or []),
         harness_group=spec.name if len(harness) > 1 and manifest.get("harness_tasks") else "",
@@ -419,12 +430,12 @@ def render_card(card: CardInputs, previous: CardInputs | None = None,
         configs_absent=list(manifest.get("configs_absent") or []),
         content_missing=list(manifest.get("content_missing") or []),
         polo_bibtex=POLO2024_BIBTEX, source_citation=spec.source_citation.strip(), license=spec.license,
-        license_notes=getattr(spec, "license_notes", "") or "",
+        license_notes=Markdown(getattr(spec, "license_notes", "") or ""),  # the registry's own text
     )
     env = _environment(templates)
     name = f"{spec.name}.md" if (templates / f"{spec.name}.md").is_file() else DEFAULT_TEMPLATE
-    text = env.get_template(name).render(card_data=data.to_yaml(), **kwargs)
-    return DatasetCard(text)
+    rendered = env.get_template(name).render(card_data=Markdown(data.to_yaml()), **kwargs)  # YAML-escaped
+    return DatasetCard(rendered)
 
 
 def write_card_files(folder: str | os.PathLike, card: CardInputs, previous: CardInputs | None = None,

@@ -20,7 +20,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -155,12 +155,12 @@ def _moved(pe: TinyEstimator, fit, configs, models: list[str]) -> dict:
         return {}
     r_prev, r_new = pe.estimate(Y_prev[ok]), fit.estimator.estimate(Y_new[ok])
     out = {}
-    for c in configs:
-        def score(r, est):
-            return r["scenarios"][c.scenario]["score"] if len(est.scenarios) > 1 else r["score"]
+    def score(r, est, scenario):
+        return r["scenarios"][scenario]["score"] if len(est.scenarios) > 1 else r["score"]
 
-        a = np.array([score(r, pe) for r in r_prev])
-        b = np.array([score(r, fit.estimator) for r in r_new])
+    for c in configs:
+        a = np.array([score(r, pe, c.scenario) for r in r_prev])
+        b = np.array([score(r, fit.estimator, c.scenario) for r in r_new])
         d = np.abs(b - a)
         out[c.scenario] = {"models": int(ok.sum()), "mean_abs_change": float(d.mean()),
                            "max_abs_change": float(d.max()), "spearman": _spearman(a, b),

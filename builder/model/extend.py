@@ -168,7 +168,6 @@ def extend_estimator(previous: TinyEstimator, matrix: ResponseMatrix, *, n_ancho
                             np.concatenate([previous.anchor_weights, drawn.weights]),
                             np.concatenate([previous.strata, drawn.labels + offset]), "stratified", seed,
                             np.concatenate([previous.anchor_strata, drawn.strata + offset]))
-        N_old = len(old_cols)
         Y = np.hstack([Y_old, Y_new])[both]
         pb = fitting._Problem(Y=Y, items=[*previous.item_ids, *items_new], balance=balance, scen=scen,
                               scen_idx=idx, scen_names=order, k=anchors.k, design="stratified", n_seeds=1,

@@ -24,20 +24,16 @@ share, partially covered models, reader notes) is printed.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
-import numpy as np
-import pandas as pd
 
 from builder.errors import IncompleteIngest
-from builder.read.matrix import MatrixFormatError, ResponseMatrix
+from builder.read.matrix import ResponseMatrix
 from builder.read.sources import SourceError
 from builder.read.sources._common import Options, Unit, UnitFailure, map_units, walk_files
 from builder.read.sources.reduce import MatrixReducer, matrix_to_parts, unit_keys

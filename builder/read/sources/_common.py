@@ -23,13 +23,12 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from functools import partial
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
 
 from builder.errors import ReadFailed
-from builder.read.matrix import ResponseMatrix, subscenario_of
 from builder.read.sources import ModelUnavailable, SourceError
 
 

@@ -102,7 +102,7 @@ def _check_workers(client: Any, where: str, timeout: float) -> None:
 
     try:
         versions = client.run(_worker_version)
-    except Exception as exc:  # noqa: BLE001 - the worker cannot even load the function
+    except Exception as exc:  # the worker cannot even load the function
         raise ClusterError(
             f"the Dask workers cannot run tinybench-builder ({describe_error(exc)}); "
             "install the same version on every worker machine"
