@@ -10,9 +10,13 @@ Usage::
 
     from estimator import TinyEstimator
     est = TinyEstimator.load("path/to/tinyMMLU")        # or TinyEstimator.from_hub(...)
-    est.estimate([1, 0, 1, ...])                        # k scores in est.anchor_ids order
-    est.estimate({"abstract_algebra.12": 1.0, ...})     # any subset of the anchors
+    est.estimate([1, 0, 1, ...], version="1.0.0")      # k scores in est.anchor_ids order, made against 1.0.0
+    est.estimate({"abstract_algebra.12": 1.0, ...})     # any subset of the anchors (or a full row), by item id
     est.estimate(matrix)                                 # 2-D: one result per row
+
+``version=`` declares the tiny dataset version (or design hash, :attr:`TinyEstimator.design_hash`)
+the results were made against: results of another design are refused naming both versions; this
+version and the earlier ones whose design it keeps (``metadata.re_estimates``) are accepted.
 
 Each result maps ``score`` (the estimate to read) with ``ci_low``..``ci_high`` (its 95%
 interval) and ``se``, the components ``irt`` (anchor-weighted mean), ``pirt``

@@ -52,17 +52,30 @@ def resolve_folder(folder: str | os.PathLike) -> Path:
 
 
 def table_items(path: str | os.PathLike, est: TinyEstimator) -> list[str]:
-    """The items of ``est``'s benchmark that the score table ``path`` has columns for (wide
-    parquet: from its schema, nothing else read; other tables: read)."""
+    """The items of ``est``'s benchmark that the score table ``path`` holds (its column names,
+    or the ``item`` values of a long table), without reading any score: a column of junk that
+    is not an anchor changes nothing."""
+    import csv
+
     import pyarrow.parquet as pq
 
     items = set(est.item_ids)
     path = Path(path)
+    long = {"model", "item", "score"}
     if path.suffix.lower() in (".parquet", ".pq"):
         names = pq.read_schema(path).names
-        if not {"model", "item", "score"} <= set(names):
-            return [n for n in names if n in items]
-    return [i for i in ResponseMatrix.read(path, columns=est.item_ids).items if i in items]
+        if long <= set(names):
+            values = pq.read_table(path, columns=["item"]).column("item").to_pylist()
+            return sorted({str(v) for v in values} & items)
+        return [n for n in names if n in items]
+    sep = "\t" if path.suffix.lower() == ".tsv" else ","
+    opener = __import__("gzip").open if path.name.lower().endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8", newline="") as fh:
+        header = next(csv.reader(fh, delimiter=sep), [])
+    if long <= set(header):
+        values = pd.read_csv(path, sep=sep, usecols=["item"], dtype=str, keep_default_na=False)["item"]
+        return sorted(set(values) & items)
+    return [n for n in header if n in items]
 
 
 def estimate_table(folder: str | os.PathLike, scores_path: str | os.PathLike,
