@@ -238,8 +238,8 @@ class TinyEstimator:
             raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
         self.confidence = float(confidence)
         self.metadata = dict(metadata or {})
-        self._root = None  # the folder (or Hub snapshot) it was loaded from: tiny_split() reads it
-        self._source = None  # (repo_id, commit) when loaded from the Hub
+        self._root: Path | None = None  # the folder (or Hub snapshot) it was loaded from: tiny_split() reads it
+        self._source: tuple[str, str | None] | None = None  # (repo_id, commit) when loaded from the Hub
         self._hub_kwargs: dict = {}
         self._prepare()
 
@@ -828,8 +828,12 @@ class TinyEstimator:
             for idx, v in np.ndenumerate(arr):
                 Y[idx] = _to_score(v, f"position {idx[-1]}")
             if order is not None:  # an earlier design's order: place each column by its anchor id
-                Y = np.column_stack([Y[:, order.index(a)] if a in order else np.full(Y.shape[0], np.nan)
-                                     for a in self.anchor_ids]) if Y.size else np.empty((Y.shape[0], len(self.anchor_ids)))
+                at = {a: i for i, a in enumerate(order)}
+                placed = np.full((len(Y), len(self.anchor_ids)), np.nan)
+                for j, a in enumerate(self.anchor_ids):
+                    if a in at:
+                        placed[:, j] = Y[:, at[a]]
+                Y = placed
         if Y.shape[0] == 0:
             raise ValueError("no scores given")
         # one model with nothing answered is a mistake; in a batch such a row gets the

@@ -47,7 +47,7 @@ import numpy as np
 
 from builder import estimator as _estimator
 from builder.errors import BuildError
-from builder.files import atomic_output
+from builder.files import atomic_output, remove_stale, sibling
 
 DATASET_FORMAT = "tinybenchmarks-dataset"
 #: the manifest format of a ``builder fit`` folder
@@ -480,7 +480,7 @@ def replace_folder(new: str | os.PathLike, out: str | os.PathLike) -> Path:
         os.replace(new, out)
         return out
     check_replaceable(out)
-    old = out.parent / f".{out.name}.old-{os.getpid()}"
+    old = sibling(out, "old")
     if old.exists():
         shutil.rmtree(old)
     os.replace(out, old)
@@ -498,12 +498,15 @@ def staging(out: str | os.PathLike) -> Iterator[Path]:
     """A temporary sibling folder of ``out`` to write into; on success it replaces ``out``.
 
     ``out`` is checked first (absent, empty or ours); on an error nothing changes and the
-    temporary folder is removed.
+    temporary folder is removed. Staging and old folders that killed runs left next to ``out``
+    are removed first, when provably theirs (:func:`builder.files.remove_stale`: this machine,
+    the process gone).
     """
     check_replaceable(out)
     out = Path(os.path.abspath(out))  # a real parent for the temporary sibling, whatever the spelling
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.building-{os.getpid()}"
+    remove_stale(out)
+    tmp = sibling(out, "building")
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir()

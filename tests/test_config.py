@@ -75,7 +75,7 @@ def test_options_are_frozen_and_checked():
     with pytest.raises(BuildError, match="unknown fit option"):
         FitOptions.from_mapping({"n_dims": 1, "n_seed": 3})
     assert FitOptions.from_mapping({"n_dims": 1}) == FitOptions(n_dims=1)
-    for kwargs, message in [({"version": "1 2"}, "version must look like"), ({"anchors": 0}, "anchors must be positive"),
+    for kwargs, message in [({"version": "1 2"}, "invalid version"), ({"anchors": 0}, "anchors must be a positive integer"),
                             ({"item_order": "random"}, "item_order must be one of"),
                             ({"fit": {"n_dims": 1}}, "fit must be a FitOptions")]:
         with pytest.raises(BuildError, match=message):

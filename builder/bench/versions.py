@@ -31,6 +31,7 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -50,13 +51,14 @@ def run_split(name: str, path: str, protocol: str, seed: int, k: int) -> dict:
     Y, models = matrix.scores, matrix.models
     train, test = protocols.split(protocol, Y, models, seed)
     half = np.sort(np.random.default_rng(1000 + seed).permutation(train)[: len(train) // 2])
-    fits, seconds = {}, {}
+    fits: dict[str, Any] = {}
+    seconds: dict[str, float] = {}
     for version, number, rows, keep in (("v1.0", "1.0.0", half, None), ("v1.1", "1.1.0", train, "v1.0"),
                                         ("fresh", "2.0.0", train, None)):
         t0 = time.perf_counter()
         fits[version] = fit_estimator(matrix.select_models(rows), n_anchors=k, seed=seed, progress=False,
                                       metadata={"version": number},
-                                      **({"keep_design": fits[keep].estimator} if keep else {}))
+                                      keep_design=fits[keep].estimator if keep else None)
         seconds[version] = time.perf_counter() - t0
     e10, e11 = fits["v1.0"].estimator, fits["v1.1"].estimator
     same = (e10.anchor_ids == e11.anchor_ids and e10.design_hash == e11.design_hash
@@ -89,7 +91,7 @@ def summarize(rows: list[dict], datasets, protocol: str) -> str:
             "coverage: v1.0 | v1.1 | fresh | v1.0 results re-estimated: mean / max abs. change | "
             "fit s: update / fresh |")
     lines = [head, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    means = {v: [] for v in VERSIONS}
+    means: dict[str, list[float]] = {v: [] for v in VERSIONS}
     for name in datasets:
         rs = [r for r in rows if r["dataset"] == name]
         if not rs:

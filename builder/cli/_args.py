@@ -1,10 +1,17 @@
-"""Argument types and flags shared by several commands (argparse ``type=`` callables, ``--debug``)."""
+"""Argument types and flags shared by several commands (argparse ``type=`` callables, ``--debug``).
+
+The shared parameters (k, seed, dims, design, binarize) take their rule from :mod:`builder.params`,
+so the command line refuses exactly what the API, a release config and a spec refuse.
+"""
 
 from __future__ import annotations
 
 import argparse
 
-__all__ = ["int_range", "share", "binarize_threshold", "binarize_arg", "SEED", "POSITIVE", "design_args", "add_debug"]
+from builder import params
+
+__all__ = ["int_range", "share", "binarize_threshold", "binarize_arg", "SEED", "ANCHORS", "DIMS", "N_SEEDS", "POSITIVE",
+           "design_args", "add_debug"]
 
 
 def int_range(low: int, high: int | None = None):
@@ -33,35 +40,26 @@ def share(text: str) -> float:
     return value
 
 
-def binarize_threshold(text: str) -> str | float:
-    """``--binarize``: 'auto' or a threshold strictly between 0 and 1."""
-    if text == "auto":
-        return text
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"takes 'auto' or a threshold number, got {text!r}") from None
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(
-            f"the threshold must lie strictly between 0 and 1 (a score >= it counts as 1), got {text}: "
-            "any other threshold makes every score 0 or every score 1")
-    return value
-
-
-SEED = int_range(0, 2**32 - 1)
+#: the shared parameters' rules (builder/params.py) as argparse types: the same rule as the API's
+SEED = params.SEED.arg
+ANCHORS = params.ANCHORS.arg
+DIMS = params.DIMS.arg
+N_SEEDS = params.N_SEEDS.arg
+binarize_threshold = params.binarize_arg
 POSITIVE = int_range(1)
 
 
 def design_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--design", choices=("stratified", "kmeans"), default="stratified",
+    parser.add_argument("--design", choices=params.DESIGNS, default="stratified",
                         help="anchor design: a stratified random sample along item easiness, whose estimate stays "
                              "unbiased for models unlike the training ones (default), or the original k-means "
                              "anchors with gp-IRT as the score")
-    parser.add_argument("--kmeans-seeds", type=POSITIVE, default=10, metavar="N",
+    parser.add_argument("--kmeans-seeds", type=N_SEEDS, default=10, metavar="N",
                         help="--design kmeans: k-means seeds tried; the best on the training models is kept (default 10)")
 
 
-def binarize_arg(value: str | float | None):
+def binarize_arg(value: str | float | None) -> bool | float:
+    """The parsed ``--binarize`` as ``fit_estimator``'s ``binarize``: absent False, 'auto' True, else the threshold."""
     if value is None:
         return False
     if value == "auto":

@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from builder.cli._args import POSITIVE, SEED, add_debug, design_args
+from builder import params
+from builder.cli._args import ANCHORS, DIMS, SEED, add_debug, design_args
 from builder.cli._run import command
 __all__ = ["register", "run_build"]
 
@@ -33,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="content of a split: local parquet/CSV/JSON in the upstream schema (an item_id column "
                          "matching the responses, or upstream row order) or hub:OWNER/NAME; CONFIG/SPLIT=... for "
                          "bundles; repeatable (default: the registry's upstream Hub dataset)")
-    pb.add_argument("--anchors", type=POSITIVE, default=None, metavar="K", help="number of anchors (default: the registry's)")
+    pb.add_argument("--anchors", type=ANCHORS, default=None, metavar="K", help="number of anchors (default: the registry's)")
     pb.add_argument("--seed", type=SEED, default=0, help="random seed (default 0)")
     pb.add_argument("--out", required=True, metavar="DIR",
                     help="output folder; an existing one is replaced only if it is empty or was written by `fit` or "
@@ -48,10 +49,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                          "fit only, a new config of a bundle is calibrated against the kept IRT parameters")
     pb.add_argument("--repo-id", default=None, metavar="OWNER/NAME",
                     help="Hub repository shown in the card (default tinyBenchmarks/NAME)")
-    pb.add_argument("--item-order", choices=("upstream", "harness_v1"), default="upstream",
+    pb.add_argument("--item-order", choices=params.ITEM_ORDERS, default="upstream",
                     help="how response item ids index the content rows: upstream row ids (default) or row positions "
                          "in the v0.3 harness evaluation order (Open LLM Leaderboard v1 details)")
-    pb.add_argument("--dims", type=POSITIVE, default=None, metavar="D", help="IRT dimension (default: chosen by validation)")
+    pb.add_argument("--dims", type=DIMS, default=None, metavar="D", help="IRT dimension (default: chosen by validation)")
     design_args(pb)
     pb.add_argument("--quiet", action="store_true", help="no progress bar")
     add_debug(pb, sub=True)

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from builder.cli._args import POSITIVE, SEED, add_debug, binarize_arg, binarize_threshold, design_args
+from builder.cli._args import ANCHORS, DIMS, SEED, add_debug, binarize_arg, binarize_threshold, design_args
 from builder.cli._run import command
 __all__ = ["register", "run_fit"]
 
@@ -22,12 +22,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     pf.add_argument("responses", metavar="RESPONSES",
                     help="parquet or CSV score table: wide (one row per model, one column per item) "
                          "or long (columns model, item, score); values in [0, 1], empty = not evaluated")
-    pf.add_argument("--anchors", type=POSITIVE, required=True, metavar="K", help="number of anchor items (e.g. 100)")
+    pf.add_argument("--anchors", type=ANCHORS, required=True, metavar="K", help="number of anchor items (e.g. 100)")
     pf.add_argument("--out", required=True, metavar="DIR",
                     help="output folder; an existing one is replaced only if it is empty or was written by `fit` or "
                          "`build` and holds nothing else (checked before the fit)")
     pf.add_argument("--seed", type=SEED, default=0, help="random seed (default 0); the fit is deterministic for a seed")
-    pf.add_argument("--dims", type=POSITIVE, default=None, metavar="D",
+    pf.add_argument("--dims", type=DIMS, default=None, metavar="D",
                     help="IRT dimension (default: chosen from 1, 2, 3, 5 by validation)")
     design_args(pf)
     pf.add_argument("--binarize", nargs="?", const="auto", default=None, metavar="THRESHOLD",

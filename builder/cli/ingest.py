@@ -204,9 +204,10 @@ FAILED_HEADER = "# models that could not be read: model<TAB>source<TAB>last erro
 
 
 def failures_path(out: str | Path) -> Path:
-    """``<out stem>.failed.txt`` next to ``out``."""
-    out = Path(out)
-    return out.with_name(out.stem + ".failed.txt")
+    """``<out stem>.failed.txt`` next to ``out`` (shortened with a hash when it would exceed NAME_MAX)."""
+    from builder.files import sidecar_name
+
+    return sidecar_name(out, ".failed.txt")
 
 
 def write_failures(failures: Sequence[UnitFailure], out: Path) -> Path:

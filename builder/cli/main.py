@@ -50,7 +50,23 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def install_signal_handlers() -> None:
+    """SIGTERM ends a command as Ctrl-C does: with its ``finally`` blocks (staging folders and
+    temporary files removed, nothing half-written left), exit status 143. Python's default
+    would stop at once and leave them. Only in the main thread, and only over the default."""
+    import signal
+    import threading
+
+    def terminated(signum, frame):
+        print("terminated (SIGTERM): nothing half-written is left", file=sys.stderr)
+        raise SystemExit(128 + signum)
+
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, terminated)
+
+
 def main(argv: list[str] | None = None) -> int:
+    install_signal_handlers()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -61,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def release_main(argv: list[str] | None = None) -> int:
     """``release.py``: the ``release`` command under the program name ``release.py``."""
+    install_signal_handlers()
     parser = release.add_release_arguments(argparse.ArgumentParser(
         prog="release.py", description=release.RELEASE_DESCRIPTION, epilog=release.RELEASE_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter))

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from builder.cli._args import POSITIVE, SEED, add_debug, int_range, share
+from builder.cli._args import DIMS, POSITIVE, SEED, add_debug, int_range, share
 from builder.cli._run import command
 __all__ = ["register", "run_simulate"]
 
@@ -16,7 +16,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ps = sub.add_parser("simulate", help="write a score matrix simulated from a known IRT model (demos, tests)")
     ps.add_argument("--models", type=int_range(2), default=80, help="number of models (default 80)")
     ps.add_argument("--items", type=POSITIVE, default=2000, help="number of items (default 2000)")
-    ps.add_argument("--dims", type=POSITIVE, default=2, help="IRT dimension of the simulation (default 2)")
+    ps.add_argument("--dims", type=DIMS, default=2, help="IRT dimension of the simulation (default 2)")
     ps.add_argument("--seed", type=SEED, default=0, help="random seed (default 0)")
     ps.add_argument("--missing", type=share, default=0.0, help="share of entries left unevaluated (NaN), in [0, 1)")
     ps.add_argument("--subscenarios", type=int_range(0), default=0, help="split items into this many subscenarios")

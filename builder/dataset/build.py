@@ -146,7 +146,8 @@ def fit_estimators(spec: BenchmarkSpec, inputs: BuildInputs, options: BuildOptio
                              "needs a fresh design: a new major version)")
     fits = []
     for configs in groups:
-        cols, ids, scen, sub, content_of = [], [], [], [], {}
+        cols, ids, scen, sub = [], [], [], []
+        content_of: dict[str, Any] = {}
         for c in configs:
             ci = assigned[c.name]
             content_of[c.name] = {}
@@ -168,7 +169,7 @@ def fit_estimators(spec: BenchmarkSpec, inputs: BuildInputs, options: BuildOptio
                     "original_scenarios": {c.scenario: c.original_scenario or c.scenario for c in configs}}
         path = "" if len(groups) == 1 else configs[0].name
         design = keep_for(kept, configs, path) if kept is not None else None
-        if design is not None and options.anchors is not None:
+        if design is not None and kept is not None and options.anchors is not None:
             kept_k = {c.name: len(config_anchor_ids(design, c.scenario)) for c in configs
                       if c.scenario in design.scenarios}
             if any(n != k for n in kept_k.values()):

@@ -68,7 +68,7 @@ def card_data(manifest: dict, spec) -> Any:
             files.append({"split": split, "path": s["path"]})
             total += int(s["rows"])
         configs.append({"config_name": name, "data_files": files})
-    extra = {}
+    extra: dict[str, Any] = {}
     if getattr(spec, "task_ids", None):
         extra["task_ids"] = list(spec.task_ids)
     sources = list(getattr(spec, "source_datasets", ()) or ())
@@ -136,7 +136,7 @@ def _reports(folder: Path, manifest: dict) -> list[tuple[str, dict]]:
 def _anchors_by_config(folder: Path, manifest: dict) -> dict[str, list[str]]:
     """Config -> its anchor ids, in row order (from the estimator side files)."""
     out = {}
-    cache: dict[str, dict] = {}
+    cache: dict[str, dict | None] = {}
     for name, c in manifest.get("configs", {}).items():
         p = c.get("estimator", "")
         if p not in cache:

@@ -8,18 +8,16 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from builder import params
 from builder.errors import BuildError
 from builder.model import FitOptions
+from builder.params import ITEM_ORDERS
 
 __all__ = ["BuildOptions", "ITEM_ORDERS", "check_repo_id"]
 
-#: how response item ids index the content rows (:func:`builder.dataset.content.remap_item_order`)
-ITEM_ORDERS = ("upstream", "harness_v1")
-_VERSION_RE = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]*")
 
 
 def check_repo_id(repo_id: Any, what: str = "repo_id") -> str:
@@ -52,7 +50,8 @@ class BuildOptions:
     seed : int
         Seed of the fit; the same inputs and seed give a byte-identical folder.
     version : str
-        Dataset version written to the manifest and the card.
+        Dataset version written to the manifest and the card: ``MAJOR.MINOR.PATCH``
+        (:func:`builder.params.check_version`; a leading ``v`` is dropped).
     repo_id, tag : str, optional
         Hub repository and release tag shown in the card's usage (default
         ``tinyBenchmarks/<name>`` and ``v<version>``).
@@ -72,27 +71,22 @@ class BuildOptions:
     fit: FitOptions = field(default_factory=FitOptions)
 
     def __post_init__(self) -> None:
-        if not _VERSION_RE.fullmatch(str(self.version)):
-            raise BuildError(f"version must look like 1.2.0, got {self.version!r}")
-        if self.anchors is not None and int(self.anchors) < 1:
-            raise BuildError(f"anchors must be positive, got {int(self.anchors)}")
-        if self.item_order not in ITEM_ORDERS:
-            raise BuildError(f"item_order must be one of {ITEM_ORDERS}, got {self.item_order!r}")
+        # the shared parameters, by their one rule (builder/params.py)
+        object.__setattr__(self, "version", params.check_version(self.version, error=BuildError))
+        params.ANCHORS.optional(self.anchors, error=BuildError)
+        params.ITEM_ORDER.check(self.item_order, error=BuildError)
+        params.SEED.check(self.seed, error=BuildError)
         if not isinstance(self.fit, FitOptions):
             raise BuildError(f"fit must be a FitOptions (builder.model.options), got {type(self.fit).__name__}")
         if self.repo_id is not None:
             check_repo_id(self.repo_id, "repo_id")
-        if self.tag is not None and not _VERSION_RE.fullmatch(str(self.tag)):
+        if self.tag is not None and not (isinstance(self.tag, str) and self.tag.startswith("v")
+                                         and params.check_version(self.tag, error=BuildError) == self.tag[1:]):
             raise BuildError(f"tag must look like v1.2.0, got {self.tag!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed < 2**32:
-            raise BuildError(f"seed must be an integer from 0 to 2**32 - 1, got {self.seed!r}")
 
     def anchors_for(self, default: int) -> int:
         """Anchors per config: the option, else ``default`` (the benchmark's)."""
-        k = int(self.anchors if self.anchors is not None else default)
-        if k < 1:
-            raise BuildError(f"anchors must be positive, got {k}")
-        return k
+        return params.ANCHORS.check(self.anchors if self.anchors is not None else default, error=BuildError)
 
     def repo_id_for(self, name: str) -> str:
         """The Hub repository shown in the card: ``repo_id``, else ``tinyBenchmarks/<name>``, checked."""

@@ -149,14 +149,14 @@ def assign_items(spec: BenchmarkSpec, matrix: ResponseMatrix) -> dict[str, Confi
     scen = None
     if matrix.item_info is not None and "scenario" in matrix.item_info:
         scen = matrix.item_info["scenario"].astype(str).to_numpy()
-    names = {}
+    names: dict[str, ConfigSpec] = {}
     for c in spec.configs:
         for key in (c.scenario, c.source_task, c.name):
             if key:
                 names.setdefault(key, c)
-    dropped = []
+    dropped: list[str] = []
     for j, item in enumerate(matrix.items):
-        c = names.get(str(scen[j])) if scen is not None else None
+        c = names.get(str(scen[j])) if scen is not None else None  # type: ignore[assignment]  # None: no config
         cid = item
         if c is not None:
             for key in (c.scenario, c.source_task, c.name):

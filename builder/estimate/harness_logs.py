@@ -138,10 +138,10 @@ def match_rows(docs: dict[int, Any], rows: list[dict] | None, where: str) -> tup
     all_cols = _text_columns(rows) if rows else []
     cols = [c for c in all_cols if c != ITEM_ID_COLUMN] or all_cols
     check_id = ITEM_ID_COLUMN in all_cols and ITEM_ID_COLUMN not in cols
-    index = {c: defaultdict(set) for c in cols}
-    for r, row in enumerate(rows or []):
+    index: dict[str, defaultdict[Any, set[int]]] = {c: defaultdict(set) for c in cols}
+    for r, row_data in enumerate(rows or []):
         for c in cols:
-            index[c][row[c]].add(r)
+            index[c][row_data[c]].add(r)
     distinct = {c for c in cols if len(index[c]) == len(rows or [])}
     moved = 0
     for doc_id, doc in sorted(docs.items()):
@@ -172,23 +172,24 @@ def match_rows(docs: dict[int, Any], rows: list[dict] | None, where: str) -> tup
         if len(cand) > 1:
             if doc_id not in cand:
                 raise SourceError(f"{where}: the document of doc_id {doc_id} matches {len(cand)} rows")
-            row = doc_id
+            target = doc_id
         else:
-            row = next(iter(cand))
-        if check_id and isinstance(doc.get(ITEM_ID_COLUMN), str) and doc[ITEM_ID_COLUMN] != rows[row][ITEM_ID_COLUMN]:
+            target = next(iter(cand))
+        if (check_id and rows is not None and isinstance(doc.get(ITEM_ID_COLUMN), str)
+                and doc[ITEM_ID_COLUMN] != rows[target][ITEM_ID_COLUMN]):
             raise SourceError(f"{where}: the document of doc_id {doc_id} has item_id {doc[ITEM_ID_COLUMN]!r} but the "
-                              f"text of row {row} (item_id {rows[row][ITEM_ID_COLUMN]!r}); are the logs from another "
-                              "version of this dataset?")
-        if row != doc_id:
+                              f"text of row {target} (item_id {rows[target][ITEM_ID_COLUMN]!r}); are the logs from "
+                              "another version of this dataset?")
+        if target != doc_id:
             moved += 1
-        out[doc_id] = row
+        out[doc_id] = target
     if moved:
         notes.append(f"{where}: {moved} record(s) matched by content to a row other than their doc_id")
     seen: dict[int, int] = {}
-    for doc_id, row in out.items():
-        if row in seen:
-            raise SourceError(f"{where}: doc_ids {seen[row]} and {doc_id} are the same row {row} of the tiny split")
-        seen[row] = doc_id
+    for doc_id, target in out.items():
+        if target in seen:
+            raise SourceError(f"{where}: doc_ids {seen[target]} and {doc_id} are the same row {target} of the tiny split")
+        seen[target] = doc_id
     return out, notes
 
 
@@ -256,22 +257,23 @@ def _match(t: _Target, path: Path, results: dict | None) -> tuple[dict[int, int]
     revision than the task file pinned (offline, ``datasets`` serves the newest cached one) are
     told apart from a task file of another version."""
     where = str(path)
-    logged_v, logged_h = _logged_design(results, t.task)
+    logged_v, logged_h = _logged_design(results, t.task or "")
     mine = f"{t.benchmark} {t.version}" if t.version else (t.benchmark or "this tiny dataset")
     theirs = f"{t.benchmark} {logged_v}" if logged_v else "another version"
     other = logged_h is not None and t.design is not None and logged_h != t.design
+    lh, td = (logged_h or "")[:12], (t.design or "")[:12]  # the hashes as the messages show them
     docs = _docs(path)
     has_docs = any(isinstance(d, dict) for d in docs.values())
     if other and not has_docs:
-        raise SourceError(f"{where}: these logs were made with the task file of {theirs} (design {logged_h[:12]}), "
-                          f"not of {mine} (design {t.design[:12]}), and carry no documents to check the rows "
+        raise SourceError(f"{where}: these logs were made with the task file of {theirs} (design {lh}), "
+                          f"not of {mine} (design {td}), and carry no documents to check the rows "
                           f"against: estimate them with the folder of {theirs}")
     try:
         mapping, notes = match_rows(docs, t.rows, where)
     except SourceError as exc:
         if other:
-            raise SourceError(f"{where}: these logs are results of {theirs} (design {logged_h[:12]}), not of {mine} "
-                              f"(design {t.design[:12]}): their documents are not this version's rows. Estimate "
+            raise SourceError(f"{where}: these logs are results of {theirs} (design {lh}), not of {mine} "
+                              f"(design {td}): their documents are not this version's rows. Estimate "
                               f"them with the folder of {theirs}") from None
         if logged_h is not None:
             raise SourceError(f"{exc} The task file that ran them ({theirs}'s) has the design of {mine}, but the rows "
@@ -280,7 +282,7 @@ def _match(t: _Target, path: Path, results: dict | None) -> tuple[dict[int, int]
                               "they are") from None
         raise
     if other:
-        notes.append(f"{where}: the task file was {theirs}'s (design {logged_h[:12]}), but the rows it ran are "
+        notes.append(f"{where}: the task file was {theirs}'s (design {lh}), but the rows it ran are "
                      f"{mine}'s (the dataset cache served this revision): estimated with {mine}")
     return mapping, notes
 
@@ -325,6 +327,8 @@ def read_log_scores(folder: str | os.PathLike, logs: str | os.PathLike, task: st
         names_seen[model] = 1
         rows = {key: np.full(len(est.anchor_ids), np.nan) for key, est in estimators.items()}
         for t in targets:
+            if t.task is None:  # a config without an lm-eval task: no logs to read
+                continue
             runs = sorted(dirs[d].get(t.task, []))
             if not runs:
                 continue
@@ -338,12 +342,13 @@ def read_log_scores(folder: str | os.PathLike, logs: str | os.PathLike, task: st
             mapping, mnotes = _match(t, path, results.get(ts))
             notes.extend(mnotes)
             n_rows = len(t.anchor_index)
-            for doc_id, score in zip(block.index.tolist(), block.scores.tolist()):
+            doc_ids = block.index if block.index is not None else np.arange(len(block.scores))
+            for doc_id, score in zip(doc_ids.tolist(), block.scores.tolist()):
                 r = mapping.get(int(doc_id), int(doc_id))
                 if not 0 <= r < n_rows:
                     raise SourceError(f"{where}: doc_id {doc_id} is not a row of the tiny split ({n_rows} rows)")
                 rows[t.estimator_key][t.anchor_index[r]] = score
-            answered = len(block.index)
+            answered = len(doc_ids)
             if answered < n_rows:
                 notes.append(f"{model}: {t.task}: {answered} of {n_rows} rows answered")
         models.append(model)
@@ -359,7 +364,7 @@ def _read_full_benchmark_logs(estimators: dict[str, TinyEstimator], targets: lis
     responses had), the other documents give the exact full score. None: no such logs."""
     from builder.read import ingest
 
-    present = {split_samples_name(f.name)[0] for f in walk_files(logs) if split_samples_name(f.name)}
+    present = {parsed[0] for f in walk_files(logs) if (parsed := split_samples_name(f.name))}
     found = [t for t in targets if t.source_task and t.source_task in present]
     if not found:
         return None
@@ -409,11 +414,11 @@ def _read_full_task_logs(est: TinyEstimator, logs: Path, task: str | None, metri
     from builder.read import ingest
 
     if task is None:
-        present = {split_samples_name(f.name)[0] for f in walk_files(logs) if split_samples_name(f.name)}
-        if len(present) != 1:
-            raise ValueError(f"{logs}: {'no' if not present else 'several'} lm-eval samples tasks found "
-                             f"({', '.join(sorted(present)) or 'none'}); name one with --task")
-        task = present.pop()
+        tasks = {got[0] for f in walk_files(logs) if (got := split_samples_name(f.name)) is not None}
+        if len(tasks) != 1:
+            raise ValueError(f"{logs}: {'no' if not tasks else 'several'} lm-eval samples tasks found "
+                             f"({', '.join(sorted(tasks)) or 'none'}); name one with --task")
+        task = tasks.pop()
     m = ingest([logs], task=task, metric=metric, filter=filter, format="lm_eval")
     pos = {item: j for j, item in enumerate(m.items)}
     present = [a for a in est.anchor_ids if a in pos]

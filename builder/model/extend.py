@@ -26,6 +26,7 @@ estimator did not change); the new scenario's rows are out of fold.
 from __future__ import annotations
 
 import sys
+from typing import Any, cast
 
 import numpy as np
 from scipy.special import expit
@@ -167,7 +168,7 @@ def extend_estimator(previous: TinyEstimator, matrix: ResponseMatrix, *, n_ancho
         anchors = AnchorSet(np.concatenate([previous.anchor_positions, drawn.positions + len(old_cols)]),
                             np.concatenate([previous.anchor_weights, drawn.weights]),
                             np.concatenate([previous.strata, drawn.labels + offset]), "stratified", seed,
-                            np.concatenate([previous.anchor_strata, drawn.strata + offset]))
+                            np.concatenate([previous.anchor_strata, np.asarray(drawn.strata) + offset]))
         Y = np.hstack([Y_old, Y_new])[both]
         pb = fitting._Problem(Y=Y, items=[*previous.item_ids, *items_new], balance=balance, scen=scen,
                               scen_idx=idx, scen_names=order, k=anchors.k, design="stratified", n_seeds=1,
@@ -183,7 +184,7 @@ def extend_estimator(previous: TinyEstimator, matrix: ResponseMatrix, *, n_ancho
             the new scenarios' regression fitted there, the kept parts as they were."""
             A_new, b_new = calibrate_items(Yn[train], theta[train], prior_a, prior_b)
             irt = _FixedIRT(np.vstack([previous.A, A_new]), np.concatenate([previous.b, b_new]), mean, cov)
-            est = fitting._estimator(pb, irt, anchors, params={**old_params})
+            est = fitting._estimator(pb, cast(Any, irt), anchors, params={**old_params})
             comp = est.components(Y[train][:, anchors.positions])
             coef, intercept = fitting._fit_ridge(pb, comp, truth_all[train], anchors)
             keep = np.array([old_ridge.get(a) is not None for a in est.anchor_ids])
@@ -256,4 +257,4 @@ def extend_estimator(previous: TinyEstimator, matrix: ResponseMatrix, *, n_ancho
     result_anchors = AnchorSet(positions[anchors.positions], anchors.weights, labels, "stratified", seed,
                                anchors.strata)
     irt = _FixedIRT(est.A, est.b, mean, cov)
-    return fitting.FitResult(est, result_anchors, irt, report)
+    return fitting.FitResult(est, result_anchors, cast(Any, irt), report)

@@ -32,14 +32,15 @@ from scipy.stats import norm, spearmanr
 from tqdm.auto import tqdm
 
 from builder import __version__
+from builder.errors import BuildError
 from builder.model.anchors import AnchorSet, balance_weights, cluster_anchors, random_anchors, stratified_anchors
 from builder.model.calibrate import choose_lambda, coverage, interval_scale
 from builder.estimator import TinyEstimator, composite, gp_blend
-from builder.model.irt import IRTModel, check_binarize
+from builder.model.irt import IRTModel
+from builder.params import ANCHORS, DESIGN, DIMS, N_SEEDS, SEED, check_binarize
 from builder.read import ResponseMatrix
 
 MIN_MODELS = 6
-DESIGNS = ("stratified", "kmeans")
 #: regularisation path of the anchor regression (scikit-learn's RidgeCV, efficient LOO)
 RIDGE_ALPHAS = tuple(np.logspace(-3, 3, 13))
 #: weight of p-IRT in the model-based estimate: chosen on this grid out-of-fold
@@ -107,7 +108,7 @@ def _estimator(pb: _Problem, irt: IRTModel, anchors: AnchorSet, params=None, rid
     mean, cov = irt.ability_prior()
     N = len(pb.items)  # an IRT fit may hold IRT-only items after the design's: not in the estimator
     return TinyEstimator(
-        item_ids=pb.items, anchor_positions=anchors.positions, anchor_weights=anchors.weights,
+        item_ids=pb.items, anchor_positions=anchors.positions, anchor_weights=anchors.weights,  # type: ignore[arg-type]  # arrays: any array-like
         A=irt.discrimination_[:N], b=irt.difficulty_[:N], balance=pb.balance, scenario_index=pb.scen_idx,
         scenario_names=pb.scen_names, strata=anchors.labels, prior_mean=mean, prior_cov=cov,
         params=params, ridge_coef=ridge_coef, design=pb.design, metadata=metadata,
@@ -132,6 +133,7 @@ def _select_kmeans(pb: _Problem, irt: IRTModel, Y: np.ndarray, rng: np.random.Ge
         # a strictly better criterion by more than float noise: ties keep the earlier seed
         if mae < best_mae - 1e-12:
             best, best_mae = anchors, mae
+    assert best is not None  # n_seeds >= 1 and a finite MAE
     return best, maes
 
 
@@ -249,10 +251,11 @@ def fit_estimator(
     n, N = matrix.shape
     if n < MIN_MODELS:
         raise ValueError(f"need at least {MIN_MODELS} models to fit and validate, got {n}")
-    if design not in DESIGNS:
-        raise ValueError(f"design must be one of {DESIGNS}, got {design!r}")
-    if isinstance(n_seeds, bool) or int(n_seeds) != n_seeds or n_seeds < 1:
-        raise ValueError(f"n_seeds must be a positive integer, got {n_seeds!r}")
+    n_anchors = ANCHORS.check(n_anchors, "n_anchors")
+    seed = SEED.check(seed)
+    n_dims = DIMS.optional(n_dims)
+    DESIGN.check(design)
+    N_SEEDS.check(n_seeds)
     if not 0 < validation_fraction < 1:
         raise ValueError(f"validation_fraction must be in (0, 1), got {validation_fraction!r}")
     if not (isinstance(kappa, (int, float)) and np.isfinite(kappa) and kappa >= 0):
@@ -264,6 +267,9 @@ def fit_estimator(
     if n_anchors > N:
         raise ValueError(f"cannot pick {n_anchors} anchors from {N} items")
     check_binarize(binarize)
+    problem = data_problem(matrix)
+    if problem:  # before the slow fit, not as a NaN after it
+        raise BuildError(f"the scores cannot be fitted: {problem}")
     irt_kwargs = dict(binarize=binarize, random_state=seed, **(irt_params or {}))
     if keep_design is not None:
         new_scen = sorted(set(matrix.scenarios().astype(str)) - set(keep_design.scenarios))
@@ -292,6 +298,10 @@ def fit_estimator(
     with threadpool_limits(limits=1):
         result = _fit(pb, n_dims, int(n_folds), validation_fraction, seed, float(kappa), progress, metadata,
                       binarize, models)
+    bad = non_finite(result.estimator)
+    if bad:
+        raise BuildError(f"the fit gave values that are not finite ({', '.join(bad[:5])}): these scores do not "
+                         "determine the IRT model (too few scores, or items that hardly differ between models)")
     if keep_design is not None:
         result.estimator.metadata["re_estimates"] = re_estimates(keep_design, result.estimator)
         result.estimator._prepare()
@@ -365,6 +375,45 @@ def re_estimates(previous: TinyEstimator, new: TinyEstimator) -> list[dict]:
     return out
 
 
+def data_problem(matrix: ResponseMatrix, max_names: int = 5) -> str | None:
+    """What makes ``matrix`` impossible to fit, in words, or None (cheap: one pass over the scores).
+
+    A model without any score has no ability to fit; a matrix whose scores never differ between
+    models on any item (a constant matrix above all) gives the IRT model nothing to fit: both
+    used to fail only after the whole fit, as a NaN in a JSON file.
+    """
+    Y = np.asarray(matrix.scores, dtype=np.float64)
+    obs = ~np.isnan(Y)
+    empty = np.flatnonzero(~obs.any(axis=1))
+    if empty.size:
+        names = ", ".join(str(matrix.models[i]) for i in empty[:max_names])
+        more = f" and {empty.size - max_names} more" if empty.size > max_names else ""
+        return (f"{empty.size} model(s) have no scores at all (every item empty): {names}{more}; remove them from "
+                "the table or give their scores")
+    values = Y[obs]
+    if values.size and (values == values[0]).all():
+        return (f"every score in the matrix is {values[0]:g}: nothing tells the models or the items apart (is it "
+                "the right metric or column?)")
+    lo = np.where(obs, Y, np.inf).min(axis=0)
+    hi = np.where(obs, Y, -np.inf).max(axis=0)
+    if not (hi > lo).any():
+        return ("no item's score differs between the models (each item has one score for every model that "
+                "answered it), so the items cannot tell the models apart")
+    return None
+
+
+def non_finite(est: TinyEstimator) -> list[str]:
+    """The estimator's fields that hold NaN or an infinity (empty: all finite)."""
+    bad = [name for name in ("A", "b", "prior_mean", "prior_cov", "ridge_coef", "anchor_weights")
+           if getattr(est, name, None) is not None and not np.isfinite(np.asarray(getattr(est, name), float)).all()]
+    for scen, params in est.params.items():
+        for key, value in params.items():
+            flat = np.asarray(value, dtype=object).ravel().tolist() if isinstance(value, (list, tuple)) else [value]
+            if any(isinstance(v, float) and not np.isfinite(v) for v in flat):
+                bad.append(f"{key} of {scen}")
+    return bad
+
+
 def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progress, metadata, binarize,
          models) -> FitResult:
     Y, S = pb.Y, pb.S
@@ -416,7 +465,7 @@ def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progre
     steps.update()
     # --- 6. the shipped estimator: the same procedure on every training model
     steps.set_postfix_str(f"final fit on {n} models x {N} items")
-    irt = fold_irt.refit(pb.irt_input(slice(None))) if len(folds) == 1 else None  # one hold-out: warm start from its fit
+    irt = fold_irt.refit(pb.irt_input(slice(None))) if len(folds) == 1 and fold_irt is not None else None  # one hold-out: warm start from its fit
     est, anchors, irt, extra = _fit_once(pb, Y, truth_all, np.arange(n), n_dims, rng, anchors, irt=irt)
     steps.update()
     steps.close()

@@ -37,6 +37,8 @@ import numpy as np
 from scipy import optimize
 from scipy.special import expit
 
+from builder.params import DIMS, check_binarize
+
 DEFAULT_DIMS_GRID = (1, 2, 3, 5)
 
 
@@ -52,19 +54,6 @@ def _validate_scores(Y: np.ndarray, name: str = "responses") -> np.ndarray:
     if fin.size == 0:
         raise ValueError(f"{name} has no evaluated entry")
     return Y
-
-
-def check_binarize(value) -> bool | float:
-    """``binarize``: False, True (the mean-preserving threshold) or a threshold in (0, 1).
-
-    A threshold outside (0, 1) would turn every score, 1.0 included, into one value.
-    """
-    if value is True or value is False:
-        return value
-    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
-        if np.isfinite(value) and 0.0 < float(value) < 1.0:
-            return float(value)
-    raise ValueError(f"binarize must be True, False or a threshold strictly between 0 and 1, got {value!r}")
 
 
 def binarize_scores(Y: np.ndarray, threshold: float | None = None) -> np.ndarray:
@@ -269,8 +258,7 @@ class IRTModel:
 
     # ------------------------------------------------------------ validation
     def _check_params(self) -> None:
-        if self.n_dims is not None and (int(self.n_dims) != self.n_dims or self.n_dims < 1):
-            raise ValueError(f"n_dims must be a positive integer or None, got {self.n_dims!r}")
+        DIMS.optional(self.n_dims)
         if not self.dims_grid or any(int(d) != d or d < 1 for d in self.dims_grid):
             raise ValueError(f"dims_grid must be positive integers, got {self.dims_grid!r}")
         for name in ("prior_theta", "prior_a", "prior_b", "tol"):
@@ -349,7 +337,7 @@ class IRTModel:
                 th_v, _ = fit_abilities(fit_part, A, b, mean, cov)
                 losses.append(_mean_log_loss(test_part, expit(th_v @ A.T - b)))
             scores[d] = float(np.mean(losses))
-        best = min(scores, key=scores.get)
+        best = min(scores, key=lambda d: scores[d])
         return best, scores
 
     def _init(self, Y: np.ndarray, D: int, rng: np.random.Generator, svd: bool = True):

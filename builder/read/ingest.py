@@ -223,7 +223,7 @@ def ingest_with_report(
     task: str | None = None,
     metric: str | None = None,
     filter: str | None = None,
-    content: str | Path | None = None,
+    content: str | os.PathLike | None = None,
     *,
     format: str | None = None,
     workers: int | None = None,
@@ -320,7 +320,7 @@ def ingest(
     task: str | None = None,
     metric: str | None = None,
     filter: str | None = None,
-    content: str | Path | None = None,
+    content: str | os.PathLike | None = None,
     *,
     format: str | None = None,
     workers: int | None = None,
@@ -373,4 +373,5 @@ def ingest(
     )
     if result.failures:
         raise IncompleteIngest(result.matrix, result.failures)
+    assert result.matrix is not None  # no failure: every model was read
     return result.matrix

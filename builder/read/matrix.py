@@ -296,10 +296,11 @@ def subscenario_of(item_id: str) -> str:
 
 
 def _check_unique(names: list[str], what: str) -> None:
-    if len(set(names)) != len(names):
-        seen: set[str] = set()
-        dup = next(n for n in names if n in seen or seen.add(n))
-        raise MatrixFormatError(f"duplicate {what}: {dup!r}")
+    seen: set[str] = set()
+    for n in names:
+        if n in seen:
+            raise MatrixFormatError(f"duplicate {what}: {n!r}")
+        seen.add(n)
 
 
 def _check_names(names: Iterable, source: str, what: str, where: str) -> None:
@@ -339,8 +340,7 @@ def _read_parquet(path: Path, columns: Iterable[str] | None) -> pd.DataFrame:
     names = set(schema.names)
     if set(LONG_COLUMNS).issubset(names):  # long layout: filter rows instead
         df = pd.read_parquet(path, columns=list(LONG_COLUMNS))
-        wanted = set(map(str, columns))
-        return df[df["item"].astype(str).isin(wanted)]
+        return df[df["item"].astype(str).isin(set(map(str, columns)))]
     wanted = [c for c in columns if c in names]
     index_cols = [c for c in (schema.pandas_metadata or {}).get("index_columns", []) if isinstance(c, str)]
     keep = [c for c in ("model",) if c in names and c not in index_cols]

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
+from builder.params import DIMS, SEED
 from builder.read.matrix import ResponseMatrix
 
 
@@ -28,8 +29,10 @@ def simulate_responses(
     true full scores in ``params["holdout_truth"]``; drawn after everything else, so the
     matrix is the same with or without them.
     """
-    if n_models < 1 or n_items < 1 or n_dims < 1:
-        raise ValueError("n_models, n_items and n_dims must be positive")
+    if n_models < 1 or n_items < 1:
+        raise ValueError("n_models and n_items must be positive")
+    n_dims = DIMS.check(n_dims)
+    seed = SEED.check(seed)
     if isinstance(holdout, bool) or int(holdout) != holdout or holdout < 0:
         raise ValueError(f"holdout must be a non-negative integer, got {holdout!r}")
     if not 0 <= missing < 1:

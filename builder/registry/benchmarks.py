@@ -57,6 +57,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from builder.layout import name_problem
+from builder.params import ANCHORS
 
 POLO2024_BIBTEX = """@article{polo2024tinybenchmarks,
   title={tinyBenchmarks: evaluating LLMs with fewer examples},
@@ -333,8 +334,7 @@ def validate_spec(spec: BenchmarkSpec) -> list[str]:
     out: list[str] = []
     if not spec.configs:
         out.append("no configs")
-    if spec.anchors < 1:
-        out.append("anchors must be >= 1")
+    out.extend(filter(None, [ANCHORS.problem(spec.anchors)]))
     if len(spec.configs) > 1 and not spec.joint:
         out.append("several configs but joint=False")
     for what, values in (("config names", [c.name for c in spec.configs]),

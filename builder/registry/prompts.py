@@ -561,9 +561,10 @@ def render_split(config: "ConfigSpec", rows: Sequence[Mapping],
     if config.renderer is None:
         raise ValueError(f"{config.name}: this config has no input_formatted renderer")
     if config.renderer == TEMPLATE_RENDERER:
-        if not getattr(config, "prompt_template", None):
+        template = getattr(config, "prompt_template", None)
+        if not template:
             raise ValueError(f"{config.name}: renderer 'template' without a prompt template")
-        return [render_template(config.prompt_template, row) for row in rows]
+        return [render_template(template, row) for row in rows]
     tiny = (split or config.tiny_split) == config.tiny_split
     render = None if tiny else FULL_SPLIT_RENDERERS.get(config.renderer)
     if render is None:

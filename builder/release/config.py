@@ -41,6 +41,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from builder.registry import BenchmarkSpec
 from builder.dataset import BuildOptions, check_repo_id
+from builder import params
 from builder.errors import BuildError, ConfigError, ReleaseError
 
 __all__ = [
@@ -50,19 +51,10 @@ __all__ = [
 
 
 # ============================================================================ versions
-_VERSION_RE = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
-_TAG_RE = re.compile(r"^v((?:0|[1-9]\d*)\.(?:0|[1-9]\d*)\.(?:0|[1-9]\d*))$")
-
-
 def parse_version(version: str) -> tuple[int, int, int]:
-    """``"1.2.0"`` -> ``(1, 2, 0)``; a leading ``v`` is accepted. ConfigError otherwise."""
-    text = str(version).strip()
-    if text.startswith("v"):
-        text = text[1:]
-    m = _VERSION_RE.match(text)
-    if not m:
-        raise ConfigError(f"invalid version {version!r}: use MAJOR.MINOR.PATCH with plain numbers, e.g. 1.0.0")
-    return int(m.group(1)), int(m.group(2)), int(m.group(3))
+    """``"1.2.0"`` -> ``(1, 2, 0)``; a leading ``v`` is accepted. ConfigError otherwise (the one
+    version rule, :func:`builder.params.parse_version`, parsed by ``packaging.version``)."""
+    return params.parse_version(version, error=ConfigError)
 
 
 def normalize_version(version: str) -> str:
@@ -77,8 +69,12 @@ def version_tag(version: str) -> str:
 
 def tag_version(tag: str) -> tuple[int, int, int] | None:
     """``"v1.2.0"`` -> ``(1, 2, 0)``; None for any other tag."""
-    m = _TAG_RE.match(tag)
-    return parse_version(m.group(1)) if m else None
+    if not (isinstance(tag, str) and tag.startswith("v") and tag[1:2].isdigit()):
+        return None
+    try:
+        return parse_version(tag[1:])
+    except ConfigError:
+        return None
 
 
 def latest_release_below(tags: Iterable[str], version: str) -> str | None:
@@ -225,8 +221,9 @@ _HUB_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
 _DATA_SUFFIXES = (".parquet", ".csv", ".tsv", ".json", ".jsonl", ".arrow", ".pkl", ".pickle", ".txt", ".gz", ".zip")
 
 
-def _is_int(v: Any, minimum: int) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and v >= minimum
+def _rule(rule: params.IntRule) -> Callable[[Any], bool]:
+    """A config key checked by a shared parameter's one rule (builder/params.py)."""
+    return lambda value: rule.problem(value) is None
 
 
 @dataclass(frozen=True)
@@ -247,8 +244,8 @@ _RELEASE_KEYS = {
 }
 #: [[benchmark]] scalar keys (``name``, ``responses`` and ``content`` are checked on their own)
 _BENCHMARK_KEYS = {
-    "anchors": _Key(lambda v: _is_int(v, 1), "anchors must be a positive integer, got {value!r}"),
-    "seed": _Key(lambda v: _is_int(v, 0), "seed must be a non-negative integer, got {value!r}"),
+    "anchors": _Key(_rule(params.ANCHORS), f"anchors {params.ANCHORS.text}, got {{value!r}}"),
+    "seed": _Key(_rule(params.SEED), f"seed {params.SEED.text}, got {{value!r}}"),
     "repo": _Key(lambda v: isinstance(v, str) and bool(_REPO_RE.match(v)), 'repo must be "owner/name", got {value!r}'),
 }
 _BENCHMARK_KEYS["allow_missing_content"] = _Key(lambda v: isinstance(v, bool),
@@ -277,7 +274,7 @@ def _load_toml(path: Path) -> dict:
     try:
         import tomllib  # Python >= 3.11
     except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+        import tomli as tomllib  # type: ignore[no-redef,unused-ignore]
     try:
         with open(path, "rb") as fh:
             return tomllib.load(fh)

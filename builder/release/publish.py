@@ -29,7 +29,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Mapping, Protocol
+from typing import Any, Callable, Collection, Mapping, Protocol
 
 from builder import layout
 from builder.registry import BenchmarkSpec
@@ -132,7 +132,7 @@ def _offline() -> bool:
 
 def _fetch_previous_releases(config: ReleaseConfig, version: str, dest: Path, *, push: bool, progress: bool,
                              log: Callable[[str], None], summary: dict, api,
-                             required: set[str] = frozenset()) -> dict[str, Path | None]:
+                             required: Collection[str] = ()) -> dict[str, Path | None]:
     """``{name: folder of the previous release or None}``; a Hub failure is fatal with ``push`` and
     for the benchmarks in ``required`` (``update_from = "previous"``)."""
     from tqdm.auto import tqdm

@@ -346,8 +346,8 @@ def map_units(
         raise ValueError("retries needs flatten=False (a failure takes the place of a unit's parts)")
     func: Callable[[Unit], Any] = read_unit if retries is None else partial(read_unit_retrying, retries=retries)
     kind = executor or ("serial" if workers <= 1 or n < 4 else "process" if _processes_safe() else "thread")
-    bar = progress if callable(progress) else _progress(n, progress)
-    tick = bar if callable(progress) else (lambda got: bar.update(1))
+    bar: Any = progress if callable(progress) else _progress(n, progress)  # a callable, or a bar
+    tick: Callable[[Any], Any] = progress if callable(progress) else (lambda got: bar.update(1))
     try:
         if kind == "serial" or workers <= 1:
             out = []
