@@ -81,7 +81,7 @@ def test_the_cli_uses_the_rules(tmp_path, capsys):
             main(argv)
         assert exc.value.code == 2 and words in capsys.readouterr().err
     assert main(["build", "tinyGSM8k", "--responses", "x.parquet", "--out", str(tmp_path / "b"),
-                 "--version", "1.0"]) == 2
+                 "--release-version", "1.0"]) == 2
     assert "invalid version '1.0'" in capsys.readouterr().err
 
 
@@ -108,7 +108,7 @@ def test_a_release_config_breaking_a_rule_fails_at_load_with_exit_2(tmp_path, ca
     monkeypatch.setattr(publish, "build_benchmark", no_build)
     monkeypatch.setattr(publish, "fetch_previous", no_build)
     monkeypatch.setenv("HF_TOKEN", "hf_fake")
-    assert release_main(["--config", str(cfg), "--version", "1.0.0", "--out", str(tmp_path / "out"), "--push"]) == 2
+    assert release_main(["--config", str(cfg), "--release-version", "1.0.0", "--out", str(tmp_path / "out"), "--push"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "seed must be an integer from 0" in err and err.count("\n") == 1
     assert not (tmp_path / "out").exists()

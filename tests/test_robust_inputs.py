@@ -464,7 +464,7 @@ def test_org_names_the_hub_rejects_are_refused(org, tmp_path, capsys):
     (tmp_path / "r.parquet").write_bytes(b"x")
     cfg = write_config(tmp_path, f'[release]\norg = {json.dumps(org)}\n\n[[benchmark]]\nname = "tinyAlpacaEval"\n'
                                  'responses = "r.parquet"\n')
-    assert release_main(["--config", str(cfg), "--version", "1.0.0", "--out", str(tmp_path / "o")]) == 2
+    assert release_main(["--config", str(cfg), "--release-version", "1.0.0", "--out", str(tmp_path / "o")]) == 2
     _one_error_line(capsys, "org|repository")
     assert not (tmp_path / "o").exists()
 

@@ -259,10 +259,10 @@ def test_release_rule_update_from_previous_and_the_offline_revision(tmp_path):
     update = _config(tmp_path, "update.toml", "all.parquet", 1, update_from="previous")
     repo, data = "tinyOrg/tinyAlpacaEval", "default/test-00000-of-00001.parquet"
     runs = [[*args, "--push", "--quiet", "--out", str(tmp_path / out)] for args, out in (
-        (["--config", str(first), "--version", "1.0.0"], "o1"),
-        (["--config", str(reseed), "--version", "1.1.0"], "o2"),    # new anchors in a minor version: refused
-        (["--config", str(update), "--version", "1.1.0"], "o3"),    # the previous release's design kept
-        (["--config", str(reseed), "--version", "2.0.0"], "o4"))]   # new anchors in a major version
+        (["--config", str(first), "--release-version", "1.0.0"], "o1"),
+        (["--config", str(reseed), "--release-version", "1.1.0"], "o2"),    # new anchors in a minor version: refused
+        (["--config", str(update), "--release-version", "1.1.0"], "o3"),    # the previous release's design kept
+        (["--config", str(reseed), "--release-version", "2.0.0"], "o4"))]   # new anchors in a major version
     with HubServer() as hub:
         env = hub.client_env(tmp_path / "hf_home")
         proc = run_in_client(env, hub_clients.release_cli, runs, fake=False, cwd=tmp_path)

@@ -7,11 +7,12 @@ so the command line refuses exactly what the API, a release config and a spec re
 from __future__ import annotations
 
 import argparse
+import sys
 
 from builder import params
 
 __all__ = ["int_range", "share", "binarize_threshold", "binarize_arg", "SEED", "ANCHORS", "DIMS", "N_SEEDS", "POSITIVE",
-           "design_args", "add_debug"]
+           "design_args", "add_debug", "add_common", "VersionOrValue", "verbosity", "program_version", "PROGRAM"]
 
 
 def int_range(low: int, high: int | None = None):
@@ -67,8 +68,59 @@ def binarize_arg(value: str | float | None) -> bool | float:
     return float(value)
 
 
+#: what ``--version`` prints, on every command
+PROGRAM = "tinybench-builder"
+
+
+def program_version() -> str:
+    from builder import __version__
+
+    return f"{PROGRAM} {__version__}"
+
+
 def add_debug(parser: argparse.ArgumentParser, sub: bool = False) -> None:
     """``--debug``, accepted before and after the command: a subcommand's flag has no default of
     its own (``SUPPRESS``), so it never undoes a ``--debug`` given before the command."""
     parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS if sub else False,
                         help="show tracebacks instead of one-line errors")
+
+
+def add_common(parser: argparse.ArgumentParser, sub: bool = False, *, version: bool = True,
+               progress: bool = True) -> None:
+    """The options of every command: ``--debug``, ``-v/--verbose``, ``-q/--quiet``, ``--progress``
+    (``progress=False`` where the command has its own) and ``--version`` (``version=False``
+    where the command's ``--version`` also takes a value: :class:`VersionOrValue`)."""
+    group = parser.add_argument_group("output")
+    group.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS if sub else 0,
+                       help="more messages (debug details)")
+    group.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS if sub else False,
+                       help="only warnings and errors: no progress bars, no step messages")
+    if progress:
+        group.add_argument("--progress", action="store_true", default=argparse.SUPPRESS if sub else False,
+                           help="progress bars even when stderr is not a terminal (default: only on a terminal)")
+    if version:
+        group.add_argument("--version", action="version", version=program_version(),
+                           help="print the program's version and exit")
+    add_debug(parser, sub=sub)
+
+
+class VersionOrValue(argparse.Action):
+    """``--version``: alone, the program's version (as on every command); with a value, the old
+    spelling of ``--release-version`` (kept working, with a deprecation note)."""
+
+    def __init__(self, option_strings, dest, new_option: str = "--release-version", **kwargs):
+        self.new_option = new_option
+        super().__init__(option_strings, dest, nargs="?", default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if values is None:
+            print(program_version())
+            parser.exit()
+        print(f"note: --version {values} is deprecated; use {self.new_option} {values} "
+              "(--version alone prints the program's version)", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+def verbosity(args: argparse.Namespace) -> int:
+    """-1 with ``--quiet``, else the number of ``-v``."""
+    return -1 if getattr(args, "quiet", False) else int(getattr(args, "verbose", 0) or 0)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
+from builder.progress import get_logger
 from builder import params
-from builder.cli._args import ANCHORS, DIMS, SEED, add_debug, design_args
+from builder.cli._args import ANCHORS, DIMS, SEED, VersionOrValue, add_common, design_args, verbosity
+from builder.cli._report import validation_table
 from builder.cli._run import command
+log = get_logger(__name__)
+
 __all__ = ["register", "run_build"]
 
 
@@ -39,7 +42,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     pb.add_argument("--out", required=True, metavar="DIR",
                     help="output folder; an existing one is replaced only if it is empty or was written by `fit` or "
                          "`build` and holds nothing else (checked before the fit)")
-    pb.add_argument("--version", default="0.0.0", help="dataset version for the manifest and card (default 0.0.0)")
+    pb.add_argument("--release-version", dest="release_version", default="0.0.0", metavar="X.Y.Z",
+                    help="dataset version for the manifest and card (default 0.0.0)")
+    pb.add_argument("--version", dest="release_version", action=VersionOrValue, metavar="X.Y.Z",
+                    help="alone: print the program's version; with X.Y.Z: the old spelling of --release-version")
     pb.add_argument("--previous", default=None, metavar="DIR",
                     help="folder of the previous version (card changelog; default: --update-from)")
     pb.add_argument("--update-from", default=None, metavar="PREVIOUS_DIR",
@@ -48,14 +54,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                          "the IRT model, the regression and the calibration on RESPONSES; new items join the IRT "
                          "fit only, a new config of a bundle is calibrated against the kept IRT parameters")
     pb.add_argument("--repo-id", default=None, metavar="OWNER/NAME",
-                    help="Hub repository shown in the card (default tinyBenchmarks/NAME)")
+                    help="Hub repository shown in the card and the lm-eval task files (default: NAME in your Hub token's namespace, or local/NAME without a token: never another organisation's)")
     pb.add_argument("--item-order", choices=params.ITEM_ORDERS, default="upstream",
                     help="how response item ids index the content rows: upstream row ids (default) or row positions "
                          "in the v0.3 harness evaluation order (Open LLM Leaderboard v1 details)")
     pb.add_argument("--dims", type=DIMS, default=None, metavar="D", help="IRT dimension (default: chosen by validation)")
     design_args(pb)
-    pb.add_argument("--quiet", action="store_true", help="no progress bar")
-    add_debug(pb, sub=True)
+    add_common(pb, sub=True, version=False)
     pb.set_defaults(func=run_build)
 
 
@@ -76,12 +81,14 @@ def run_build(args: argparse.Namespace) -> int:
         spec = load_spec_file(args.spec)
     else:
         spec = get_benchmark(args.name)
-    options = BuildOptions(anchors=args.anchors, seed=args.seed, version=args.version, repo_id=args.repo_id,
+    options = BuildOptions(anchors=args.anchors, seed=args.seed, version=args.release_version, repo_id=args.repo_id,
                            item_order=args.item_order, fit=FitOptions(n_dims=args.dims, design=args.design,
                                                          n_seeds=args.kmeans_seeds))
     out = build_benchmark(spec, _responses_arg(spec, args.responses), content, options, out=args.out,
-                          previous=args.previous, progress=not args.quiet, update_from=args.update_from)
-    print(f"wrote {out}/ ({', '.join(sorted(p.name for p in Path(out).iterdir()))})", file=sys.stderr)
+                          previous=args.previous, progress=verbosity(args) >= 0,
+                          update_from=args.update_from)
+    log.info(f"wrote {out}/ ({', '.join(sorted(p.name for p in Path(out).iterdir()))})")
+    print(validation_table({spec.name: out}))
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Command line: ``python -m builder {ingest,fit,estimate,build,import-original,release,simulate} ...`` (``tinybench``).
+"""Command line: ``python -m builder {ingest,fit,estimate,build,import-original,release,simulate} ...`` (``tinybench-builder``).
 
 One module per command (:mod:`builder.cli.ingest`, :mod:`~builder.cli.fit`,
 :mod:`~builder.cli.estimate`, :mod:`~builder.cli.build`, :mod:`~builder.cli.original`,
@@ -14,9 +14,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from builder import __version__
 from builder.cli import build, estimate, fit, ingest, original, release, simulate
-from builder.cli._args import add_debug
+from builder.cli._args import add_common
 
 __all__ = ["main", "release_main", "build_parser", "COMMANDS"]
 
@@ -31,7 +30,7 @@ examples:
   python -m builder build tinyAlpacaEval --responses alpaca_eval_2.parquet \
       --content test=alpaca_eval.parquet --out build/tinyAlpacaEval
   python -m builder estimate build/tinyMMLU lm_eval_output/      # lm-eval logs of tinyMMLU
-  python -m builder release --config release-local.toml --version 1.0.0   # = python release.py ...
+  python -m builder release --config release-local.toml --release-version 1.0.0   # = python release.py ...
 """
 
 
@@ -42,8 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Build tiny benchmarks: read evaluation results, fit IRT, pick anchors, estimate full scores.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    add_debug(p)
+    add_common(p)
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMANDS:
         module.register(sub)

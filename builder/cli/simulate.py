@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from builder.cli._args import DIMS, POSITIVE, SEED, add_debug, int_range, share
+from builder.progress import get_logger
+from builder.cli._args import DIMS, POSITIVE, SEED, add_common, int_range, share
 from builder.cli._run import command
+log = get_logger(__name__)
+
 __all__ = ["register", "run_simulate"]
 
 
@@ -20,13 +22,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     ps.add_argument("--seed", type=SEED, default=0, help="random seed (default 0)")
     ps.add_argument("--missing", type=share, default=0.0, help="share of entries left unevaluated (NaN), in [0, 1)")
     ps.add_argument("--subscenarios", type=int_range(0), default=0, help="split items into this many subscenarios")
+    ps.add_argument("--soft", action="store_true",
+                    help="soft scores: each score is the model's probability of success (default: 0/1 draws)")
     ps.add_argument("--out", required=True, metavar="FILE", help="score table to write (.parquet or .csv)")
     ps.add_argument("--holdout", type=int_range(0), default=0, metavar="N",
                     help="also write N held-out models drawn from the same item parameters (new models to "
                          "estimate: `estimate DIR new_models.parquet`)")
     ps.add_argument("--holdout-out", default=None, metavar="FILE",
                     help="where --holdout writes them (default: new_models.<ext> next to --out)")
-    add_debug(ps, sub=True)
+    add_common(ps, sub=True)
     ps.set_defaults(func=run_simulate)
 
 
@@ -44,12 +48,13 @@ def run_simulate(args: argparse.Namespace) -> int:
         raise ValueError("--holdout-out needs --holdout N (the number of held-out models)")
     matrix, params = simulate_responses(
         n_models=args.models, n_items=args.items, n_dims=args.dims, seed=args.seed,
-        missing=args.missing, subscenarios=args.subscenarios, holdout=args.holdout,
+        missing=args.missing, subscenarios=args.subscenarios, soft=args.soft, probabilities=False,
+        holdout=args.holdout,
     )
     matrix.write(args.out)
-    print(f"wrote {matrix.shape[0]} models x {matrix.shape[1]} items to {args.out}", file=sys.stderr)
+    log.info(f"wrote {matrix.shape[0]} models x {matrix.shape[1]} items to {args.out}")
     if holdout_out is not None:
         params["holdout"].write(holdout_out)
-        print(f"wrote {args.holdout} held-out models (the same item parameters, every item evaluated) to "
-              f"{holdout_out}", file=sys.stderr)
+        log.info(f"wrote {args.holdout} held-out models (the same item parameters, every item evaluated) to "
+                 f"{holdout_out}")
     return 0

@@ -147,9 +147,9 @@ def _moved(pe: TinyEstimator, fit, configs, models: list[str]) -> dict:
     rows = [row[name] for name in models if name in row]
     if not rows or any(a not in col for a in pe.anchor_ids) or any(a not in col for a in fit.estimator.anchor_ids):
         return {}
-    Y = m.scores[rows]
-    Y_prev = Y[:, [col[a] for a in pe.anchor_ids]]
-    Y_new = Y[:, [col[a] for a in fit.estimator.anchor_ids]]
+    # only the anchors' columns, from the compact storage (never the whole matrix as floats)
+    Y_prev = m.compact.dense(np.array(rows), np.array([col[a] for a in pe.anchor_ids]))
+    Y_new = m.compact.dense(np.array(rows), np.array([col[a] for a in fit.estimator.anchor_ids]))
     ok = ~np.isnan(Y_prev).all(1) & ~np.isnan(Y_new).all(1)
     if not ok.any():
         return {}

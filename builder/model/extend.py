@@ -35,6 +35,7 @@ from tqdm.auto import tqdm
 from builder.estimator import TinyEstimator
 from builder.model import fitting
 from builder.model.anchors import AnchorSet, balance_weights, stratified_anchors
+from builder.model.design import re_estimates
 from builder.model.irt import binarize_scores, fit_abilities
 from builder.read import ResponseMatrix
 
@@ -142,8 +143,8 @@ def extend_estimator(previous: TinyEstimator, matrix: ResponseMatrix, *, n_ancho
     rows = np.array(sorted(range(len(matrix.models)), key=lambda i: matrix.models[i]), dtype=np.int64)
     models = [matrix.models[i] for i in rows]
     binarize = irt_kwargs.get("binarize", False)
-    Y_old = np.ascontiguousarray(matrix.scores[rows][:, old_cols], dtype=np.float64)
-    Y_new = np.ascontiguousarray(matrix.scores[rows][:, new_cols], dtype=np.float64)
+    Y_old = np.ascontiguousarray(matrix.compact.dense(rows, old_cols), dtype=np.float64)
+    Y_new = np.ascontiguousarray(matrix.compact.dense(rows, new_cols), dtype=np.float64)
     # the models that tie the new items to the kept scale: results on both
     both = np.flatnonzero(~np.isnan(Y_old).all(1) & ~np.isnan(Y_new).all(1))
     if both.size < fitting.MIN_MODELS:
@@ -170,7 +171,7 @@ def extend_estimator(previous: TinyEstimator, matrix: ResponseMatrix, *, n_ancho
                             np.concatenate([previous.strata, drawn.labels + offset]), "stratified", seed,
                             np.concatenate([previous.anchor_strata, np.asarray(drawn.strata) + offset]))
         Y = np.hstack([Y_old, Y_new])[both]
-        pb = fitting._Problem(Y=Y, items=[*previous.item_ids, *items_new], balance=balance, scen=scen,
+        pb = fitting._Problem(Y=cast(Any, Y), items=[*previous.item_ids, *items_new], balance=balance, scen=scen,
                               scen_idx=idx, scen_names=order, k=anchors.k, design="stratified", n_seeds=1,
                               irt_kwargs=irt_kwargs)
         new_s = [order.index(s) for s in new_scenarios]
@@ -249,7 +250,7 @@ def extend_estimator(previous: TinyEstimator, matrix: ResponseMatrix, *, n_ancho
                                "new_scenarios": new_names})
     est.metadata = meta
     est._prepare()
-    est.metadata["re_estimates"] = fitting.re_estimates(previous, est)
+    est.metadata["re_estimates"] = re_estimates(previous, est)
     est._prepare()
     positions = np.concatenate([old_cols, new_cols])
     labels = np.full(matrix.shape[1], -1, dtype=np.int64)

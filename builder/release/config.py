@@ -3,7 +3,8 @@
 ::
 
     [release]
-    org = "tinyBenchmarks"            # Hub namespace: repos are <org>/<name>
+    org = "your-org"                  # optional Hub namespace: repos are <org>/<name> (default: your
+                                      # token's own namespace, whoami; with no token a local release)
     private = false                   # optional: create new repos private
     fallback = "release-example.toml" # optional: released instead when none of the inputs below exist
 
@@ -34,13 +35,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from builder.registry import BenchmarkSpec
-from builder.dataset import BuildOptions, check_repo_id
+from builder.dataset import BuildOptions, check_repo_id, hub_id_problem
 from builder import params
 from builder.errors import BuildError, ConfigError, ReleaseError
 
@@ -169,6 +169,9 @@ class ReleaseConfig:
     private: bool = False
     #: ``[release] fallback``: the config released instead when none of this one's inputs exist
     fallback: Path | None = None
+    #: where ``org`` comes from: ``"config"`` (``[release] org``), ``"token"`` (the Hub token's own
+    #: namespace, ``whoami``) or ``"local"`` (neither: a local release, which ``--push`` refuses)
+    org_from: str = "config"
     #: the config whose inputs were missing when this one is its fallback (else None), and those inputs
     fallback_from: Path | None = None
     fallback_missing: tuple[Path, ...] = ()
@@ -214,9 +217,6 @@ class ReleaseConfig:
         return dataclasses.replace(self, benchmarks=tuple(b for b in self.benchmarks if b.name in names))
 
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}$")
-_REPO_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
-_HUB_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
 #: file endings taken as local data files (not Hub dataset ids) in ``content``
 _DATA_SUFFIXES = (".parquet", ".csv", ".tsv", ".json", ".jsonl", ".arrow", ".pkl", ".pickle", ".txt", ".gz", ".zip")
 
@@ -234,9 +234,9 @@ class _Key:
     message: str  # formatted with value=...
 
 
-#: [release] keys (``org`` is required)
+#: [release] keys (all optional: without ``org``, the token's own namespace)
 _RELEASE_KEYS = {
-    "org": _Key(lambda v: isinstance(v, str) and bool(_NAME_RE.match(v)),
+    "org": _Key(lambda v: hub_id_problem(v, "org", (0,)) is None,
                 "[release] org must be a Hub user or organization name, got {value!r}"),
     "private": _Key(lambda v: isinstance(v, bool), "[release] private must be true or false, got {value!r}"),
     "fallback": _Key(lambda v: isinstance(v, str) and bool(v.strip()),
@@ -246,7 +246,7 @@ _RELEASE_KEYS = {
 _BENCHMARK_KEYS = {
     "anchors": _Key(_rule(params.ANCHORS), f"anchors {params.ANCHORS.text}, got {{value!r}}"),
     "seed": _Key(_rule(params.SEED), f"seed {params.SEED.text}, got {{value!r}}"),
-    "repo": _Key(lambda v: isinstance(v, str) and bool(_REPO_RE.match(v)), 'repo must be "owner/name", got {value!r}'),
+    "repo": _Key(lambda v: hub_id_problem(v, "repo") is None, 'repo must be "owner/name", got {value!r}'),
 }
 _BENCHMARK_KEYS["allow_missing_content"] = _Key(lambda v: isinstance(v, bool),
                                                 "allow_missing_content must be true or false, got {value!r}")
@@ -361,7 +361,7 @@ def _content(value: Any, base: Path, ctx: str, missing: list | None) -> dict[str
             if missing is not None and not p.exists():
                 missing.append((f"{ctx}: content for split {split!r}: {v!r} not found (looked at {p})", p))
             out[split] = str(p)
-        elif _HUB_ID_RE.match(v.removeprefix("hub:")):
+        elif hub_id_problem(v.removeprefix("hub:"), "content", (0, 1)) is None:
             out[split] = v
         else:
             raise ConfigError(f"{ctx}: content for split {split!r}: {v!r} is neither an existing "
@@ -434,7 +434,11 @@ def load_config(path: str | os.PathLike, *, check_paths: bool = True) -> Release
     config, missing = _load_config(Path(path), check_paths)
     if not missing:
         return config
-    if config.fallback is not None and len(missing) == len(config.inputs()):
+    first_seen: dict[Path, str] = {}
+    for msg, p in missing:  # a path several benchmarks read (a bundle and its singles) counts once
+        first_seen.setdefault(p, msg)
+    missing = [(msg, p) for p, msg in first_seen.items()]
+    if config.fallback is not None and {p for _, p in missing} == set(config.inputs()):
         if not config.fallback.is_file():
             raise ConfigError(f"{path}: none of its inputs exist and its fallback config {config.fallback} "
                               "is not there either")
@@ -460,13 +464,18 @@ def _load_config(path: Path, check_paths: bool) -> tuple[ReleaseConfig, list[tup
         raise ConfigError(f"{where}: unknown top-level key(s) {sorted(unknown_top)}; expected [release] and [[benchmark]]")
     rel = data.get("release")
     if not isinstance(rel, dict):
-        raise ConfigError(f"{where}: missing [release] table with org = \"...\"")
+        raise ConfigError(f"{where}: missing [release] table (org = \"...\", or nothing to use your own namespace)")
     bad = set(rel) - set(_RELEASE_KEYS)
     if bad:
         raise ConfigError(f"{where}: unknown key(s) in [release]: {sorted(bad)} (known: {sorted(_RELEASE_KEYS)})")
     release = _checked(rel, _RELEASE_KEYS, where)
-    if "org" not in release:
-        raise ConfigError(f"{where}: {_RELEASE_KEYS['org'].message.format(value=None)}")
+    if "org" in release:
+        org, org_from = release["org"], "config"
+    else:  # never a default organisation: the token's own namespace, or a local release
+        from builder.dataset import LOCAL_NAMESPACE, own_namespace
+
+        mine = own_namespace()
+        org, org_from = (mine, "token") if mine else (LOCAL_NAMESPACE, "local")
     tables = data.get("benchmark")
     if tables is None:
         raise ConfigError(f"{where}: no [[benchmark]] tables: nothing to release")
@@ -477,7 +486,7 @@ def _load_config(path: Path, check_paths: bool) -> tuple[ReleaseConfig, list[tup
     entries = [_benchmark(t, i, where, base, REGISTRY, seen, missing) for i, t in enumerate(tables, 1)]
     if not entries:
         raise ConfigError(f"{where}: no [[benchmark]] tables: nothing to release")
-    repos = [e.repo_id(release["org"]) for e in entries]
+    repos = [e.repo_id(org) for e in entries]
     for e, repo in zip(entries, repos):
         try:
             check_repo_id(repo, "repo" if e.repo else "the repository <org>/<name>")
@@ -489,6 +498,6 @@ def _load_config(path: Path, check_paths: bool) -> tuple[ReleaseConfig, list[tup
     fallback = _resolve(release["fallback"], base) if "fallback" in release else None
     if fallback is not None and fallback == path.resolve():
         raise ConfigError(f"{where}: [release] fallback names the config itself")
-    config = ReleaseConfig(path=path, org=release["org"], benchmarks=tuple(entries),
-                           private=release.get("private", False), fallback=fallback)
+    config = ReleaseConfig(path=path, org=org, benchmarks=tuple(entries),
+                           private=release.get("private", False), fallback=fallback, org_from=org_from)
     return config, list(missing or [])

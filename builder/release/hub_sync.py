@@ -35,14 +35,16 @@ import hashlib
 import json
 import os
 import shutil
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping
 
 from builder import layout
 from builder.errors import describe_error
+from builder.progress import bar, get_logger
 from builder.release.config import ReleaseError, latest_release_below, parse_version, tag_version, version_tag
+
+_log = get_logger(__name__)
 
 __all__ = [
     "REPO_TYPE", "HUB_MANAGED", "LocalFile", "local_files", "RemoteFile", "remote_files", "compare_trees",
@@ -264,9 +266,9 @@ def plan_publish(folder: str | os.PathLike, repo_id: str, version: str, api=None
         pending = (", not tagged yet: a push of it is running or was interrupted; re-run that push to finish it"
                    if untagged else "")
         if v_main > parse_version(version):
-            raise ReleaseError(f"{repo_id}: main holds the build of {on_main} (commit {main_oid[:12]}{pending}); "
+            raise ReleaseError(f"{repo_id}: main holds the build of {on_main} (commit {(main_oid or '')[:12]}{pending}); "
                                f"publishing {tag} would move main back: release a higher version")
-        raise ReleaseError(f"{repo_id}: main holds another build of {tag} (commit {main_oid[:12]}{pending}); a "
+        raise ReleaseError(f"{repo_id}: main holds another build of {tag} (commit {(main_oid or '')[:12]}{pending}); a "
                            "version is published once: release a new version for this build")
     return PublishPlan(repo_id, folder, tag, "commit", exists, main_oid, None, diff, local, private)
 
@@ -396,7 +398,7 @@ def _status(exc: BaseException) -> int | None:
 
 def _newer_tag(tags: Mapping[str, str], tag: str) -> bool:
     mine = tag_version(tag)
-    return any((v := tag_version(t)) is not None and v > mine for t in tags)
+    return mine is not None and any((v := tag_version(t)) is not None and v > mine for t in tags)
 
 
 def _replan(plan: PublishPlan, api, message: str | None, attempt: int, why: str) -> PublishResult:
@@ -418,9 +420,9 @@ def _state_after(plan: PublishPlan, api) -> str:
     except Exception as exc:  # noqa: BLE001 pragma: no cover - plan_publish wraps its errors
         return f"The repository could not be read back ({describe_error(exc)}): re-run the same command to check"
     if again.action == "none":
-        return f"{plan.tag} is published on identical content nonetheless (commit {again.target_oid[:12]})"
+        return f"{plan.tag} is published on identical content nonetheless (commit {(again.target_oid or '')[:12]})"
     if again.action == "tag":
-        return (f"The content reached main (commit {again.target_oid[:12]}) but no tag was created; re-run the same "
+        return (f"The content reached main (commit {(again.target_oid or '')[:12]}) but no tag was created; re-run the same "
                 "command to tag it (no new commit is made)")
     return (f"No tag was created and main is unchanged, so {plan.tag} is not published; re-run the same command "
             "to retry")
@@ -441,12 +443,10 @@ def publish_release(folders: Mapping[str, Path], version: str, api=None, *, priv
     the release before any repository changes. Execution stops at the first failure
     (ReleaseError); re-running converges.
     """
-    from tqdm.auto import tqdm
-
     api = hub_api(api)
-    log = log or (lambda s: tqdm.write(s, file=sys.stderr))
+    log = log or _log.info
     plans, refused = [], []
-    for repo_id, folder in tqdm(list(folders.items()), desc="plan", unit="repo", disable=not progress, file=sys.stderr):
+    for repo_id, folder in bar(list(folders.items()), desc="plan", unit="repo", enabled=progress):
         try:
             plans.append(plan_publish(folder, repo_id, version, api, private=private))
         except ReleaseError as exc:
@@ -456,7 +456,7 @@ def publish_release(folders: Mapping[str, Path], version: str, api=None, *, priv
     for p in plans:
         log(p.describe())
     results = []
-    for plan in tqdm(plans, desc="publish", unit="repo", disable=not progress, file=sys.stderr):
+    for plan in bar(plans, desc="publish", unit="repo", enabled=progress):
         try:
             results.append(execute_plan(plan, api))
         except ReleaseError as exc:

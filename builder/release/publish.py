@@ -1,9 +1,9 @@
 """A release, start to end: build every benchmark of a release config, validate, publish.
 
-``tinybench release`` / ``python -m builder release`` / ``python release.py`` run :func:`run_release`::
+``tinybench-builder release`` / ``python -m builder release`` / ``python release.py`` run :func:`run_release`::
 
-    python release.py --config release.toml --version 1.2.0            # build + validate only
-    python release.py --config release.toml --version 1.2.0 --push     # ... and publish
+    python release.py --config release.toml --release-version 1.2.0            # build + validate only
+    python release.py --config release.toml --release-version 1.2.0 --push     # ... and publish
 
 0. every output folder is checked first (``out/<name>`` absent, empty or an earlier build;
    ``out/release.json`` absent or one of ours);
@@ -25,13 +25,14 @@ Hub side (:mod:`builder.release.hub_sync`) each live in their own module; this o
 from __future__ import annotations
 
 import json
+import logging
 import os
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Collection, Mapping, Protocol
 
 from builder import layout
+from builder.progress import bar, get_logger, quiet_libraries
 from builder.registry import BenchmarkSpec
 from builder.dataset import BuildOptions
 from builder.errors import BuildError
@@ -40,6 +41,8 @@ from builder.release.hub_sync import describe_error, fetch_previous, hub_api, pu
 from builder.release.config import ConfigError, ReleaseConfig, ReleaseError, default_out_dir, normalize_version, version_tag
 from builder.release.validate import validate_folder
 from builder.release.versions import check_versions, needs_previous, update_sources
+
+_log = get_logger(__name__)
 
 __all__ = ["BuildFn", "build_release", "run_release", "SUMMARY_NAME"]
 
@@ -60,9 +63,9 @@ class BuildFn(Protocol):
 
 
 def _log_to_stderr(message: str) -> None:
-    from tqdm.auto import tqdm
-
-    tqdm.write(message, file=sys.stderr)
+    """The default ``log`` of a release: the package's logger (never through a progress bar);
+    ``note:`` and ``warning:`` lines are warnings (``-q`` keeps them), the others the steps."""
+    _log.log(logging.WARNING if message.startswith(("note:", "warning:")) else logging.INFO, message)
 
 
 def build_release(config: ReleaseConfig, version: str, out: str | os.PathLike, *,
@@ -75,8 +78,6 @@ def build_release(config: ReleaseConfig, version: str, out: str | os.PathLike, *
     not a build stops the release before anything is built. ``update_from``: per benchmark, the
     folder whose design the build keeps (:func:`builder.release.versions.update_sources`).
     """
-    from tqdm.auto import tqdm
-
     log = log or _log_to_stderr
     build = build or build_benchmark
     version = normalize_version(version)
@@ -84,7 +85,7 @@ def build_release(config: ReleaseConfig, version: str, out: str | os.PathLike, *
     check_release_out(config, out)
     out.mkdir(parents=True, exist_ok=True)
     folders = {}
-    for entry in tqdm(config.benchmarks, desc="build", unit="benchmark", disable=not progress, file=sys.stderr):
+    for entry in bar(config.benchmarks, desc="build", unit="benchmark", enabled=progress):
         target = out / entry.name
         keep = (update_from or {}).get(entry.name)
         try:
@@ -135,10 +136,8 @@ def _fetch_previous_releases(config: ReleaseConfig, version: str, dest: Path, *,
                              required: Collection[str] = ()) -> dict[str, Path | None]:
     """``{name: folder of the previous release or None}``; a Hub failure is fatal with ``push`` and
     for the benchmarks in ``required`` (``update_from = "previous"``)."""
-    from tqdm.auto import tqdm
-
     out: dict[str, Path | None] = {}
-    for entry in tqdm(config.benchmarks, desc="previous", unit="repo", disable=not progress, file=sys.stderr):
+    for entry in bar(config.benchmarks, desc="previous", unit="repo", enabled=progress):
         repo_id = entry.repo_id(config.org)
         try:
             got = fetch_previous(repo_id, version, dest / entry.name, api)
@@ -184,8 +183,6 @@ def run_release(config: ReleaseConfig, version: str, *, out: str | os.PathLike |
     signature, :class:`BuildFn`). Every output folder is checked (:func:`check_release_out`)
     before anything else.
     """
-    from tqdm.auto import tqdm
-
     log = log or _log_to_stderr
     version = normalize_version(version)
     out = Path(out) if out is not None else default_out_dir(version)
@@ -195,6 +192,9 @@ def run_release(config: ReleaseConfig, version: str, *, out: str | os.PathLike |
         _quiet_clients()
     if push and not token_configured():
         raise ConfigError("--push needs a Hub token with write access: set HF_TOKEN (or run `hf auth login`)")
+    if push and config.org_from == "local":
+        raise ConfigError(f"--push needs the Hub namespace to publish to: give [release] org = \"...\" in {config.path}, "
+                          "or a token whose own namespace (whoami) the Hub can tell")
     repo_ids = {e.name: e.repo_id(config.org) for e in config.benchmarks}
     check_release_out(config, out)
     summary: dict[str, Any] = {"format": RELEASE_FORMAT, "version": version, "tag": version_tag(version), "config": str(config.path),
@@ -217,8 +217,7 @@ def run_release(config: ReleaseConfig, version: str, *, out: str | os.PathLike |
                                 update_from=update_sources(config, prev_folders, log))
         tags = {name: b.get("previous") for name, b in summary["benchmarks"].items()}
         check_versions(config, version, folders, prev_folders, tags, summary, log)
-    for name, folder in tqdm(list(folders.items()), desc="validate", unit="benchmark", disable=not progress,
-                             file=sys.stderr):
+    for name, folder in bar(list(folders.items()), desc="validate", unit="benchmark", enabled=progress):
         entry = next(e for e in config.benchmarks if e.name == name)
         report = validate_folder(folder, entry.benchmark())
         manifest_sha = layout.file_sha256(folder / layout.MANIFEST_NAME)
@@ -254,19 +253,8 @@ def _check_content(config: ReleaseConfig, folders: Mapping[str, Path]) -> None:
 
 
 def _quiet_clients() -> None:
-    """No progress bars from huggingface_hub / datasets (``--quiet``)."""
-    try:
-        from huggingface_hub.utils import disable_progress_bars
-
-        disable_progress_bars()
-    except Exception:  # noqa: BLE001 - quieter bars are optional  # pragma: no cover
-        pass
-    try:
-        from datasets.utils.logging import disable_progress_bar
-
-        disable_progress_bar()
-    except Exception:  # noqa: BLE001 - quieter bars are optional  # pragma: no cover
-        pass
+    """No progress bars from huggingface_hub / datasets (``--quiet``): :func:`builder.progress.quiet_libraries`."""
+    quiet_libraries()
 
 
 def _write_summary(out: Path, summary: dict) -> None:

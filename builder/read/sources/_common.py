@@ -396,19 +396,7 @@ def _processes_safe() -> bool:
     return main is None or getattr(main, "__spec__", None) is not None or not hasattr(main, "__file__")
 
 
-class _NoBar:
-    def update(self, n: int = 1) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
 def _progress(total: int, enabled: bool):
-    if not enabled:
-        return _NoBar()
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:  # pragma: no cover
-        return _NoBar()
-    return tqdm(total=total, unit="model", desc="reading", leave=False)
+    from builder.progress import bar
+
+    return bar(total=total, unit="model", desc="reading", enabled=enabled, leave=False)

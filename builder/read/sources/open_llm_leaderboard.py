@@ -597,19 +597,12 @@ def _download(
         repo_id, filename, target = job
         return download(repo_id=repo_id, filename=filename, repo_type="dataset", local_dir=str(target), token=token)
 
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
+    from builder.progress import bar
 
-        bar = tqdm(total=len(jobs), unit="file", desc="downloading")
-    try:
+    with bar(total=len(jobs), unit="file", desc="downloading", enabled=progress) as files_bar:
         with ThreadPoolExecutor(max_workers=max_workers) as pool:
             for _ in pool.map(fetch, jobs):
-                if bar is not None:
-                    bar.update(1)
-    finally:
-        if bar is not None:
-            bar.close()
+                files_bar.update(1)
     return folders
 
 
