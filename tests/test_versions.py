@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -115,6 +116,32 @@ def test_update_keeps_the_design_byte_for_byte(mmlu):
     assert design_changes(v1, v11) == [] and version_rule("1.0.0", "1.1.0", []) is None
     # the lm-eval task files record the design (lm-eval copies it into its results file)
     assert e1.design_hash in (v11 / "lm_eval" / "tinyMMLU.yaml").read_text()
+    # how it was built: what was kept, what was fitted again, where the new questions went
+    assert ("Updated from version 1.0.0 (`--update-from`): its design kept as it was (the 70 examples, the 10 "
+            "anchors" in card and "with 20 examples new since 1.0.0 in the IRT fit only" in card)
+    assert "on **90 examples**" in card and "on **70 examples**" in (v1 / "README.md").read_text()
+
+
+@pytest.mark.slow
+def test_build_update_from_on_the_command_line(mmlu, tmp_path):
+    """`build --update-from` as docs/BUILD.md writes it: no --anchors (the kept design's), the same
+    tiny-split bytes; a folder that is not a build, or of another benchmark, is one error line."""
+    content = mmlu["content"]
+    base = [sys.executable, "-m", "builder", "build", "tinyMMLU", "--responses", mmlu["responses"],
+            "--content", f"test={content['test']}", "--content", f"dev={content['dev']}", "--release-version", "1.1.0"]
+    run = subprocess.run([*base, "--update-from", str(mmlu["v1"]), "--out", str(tmp_path / "v11")],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert _tiny_path(tmp_path / "v11").read_bytes() == _tiny_path(mmlu["v1"]).read_bytes()
+    man = read_manifest(tmp_path / "v11")
+    assert man["design"]["updated_from"]["version"] == "1.0.0" and man["parameters"]["anchors"] == K
+    assert "This version re-estimates the results of version 1.0.0" in (tmp_path / "v11" / "README.md").read_text()
+    for bad, says in ((tmp_path / "nothing", "manifest.json not found"), (mmlu["tmp"] / "in", "manifest.json not found")):
+        run = subprocess.run([*base, "--update-from", str(bad), "--out", str(tmp_path / "o")],
+                             capture_output=True, text=True, timeout=600)
+        lines = run.stderr.strip().splitlines()
+        assert run.returncode == 2 and lines[-1].startswith(f"error: --update-from {bad}") and says in lines[-1]
+    assert not (tmp_path / "o").exists()
 
 
 def test_results_logged_against_the_previous_version_are_estimated(mmlu, tmp_path):
@@ -196,8 +223,8 @@ def test_a_bundle_gains_a_config_and_old_results_estimate_as_before(tmp_path):
     four = matrix.select_items(np.flatnonzero(np.isin(scen, old)))
     five = matrix.select_items(np.flatnonzero(np.isin(scen, old + ["math_chain_of_thought"])))
     v1 = build_benchmark("tinyHELM", four, None, fast(anchors=3, version="1.0.0"), out=tmp_path / "v1")
-    v11 = build_benchmark("tinyHELM", five, None, fast(anchors=3, version="1.1.0"), out=tmp_path / "v11",
-                          update_from=v1)
+    # no anchors given: the kept configs' 3 each, also for the config added
+    v11 = build_benchmark("tinyHELM", five, None, fast(version="1.1.0"), out=tmp_path / "v11", update_from=v1)
     e1, e11 = TinyEstimator.load(v1), TinyEstimator.load(v11)
     assert list(read_manifest(v11)["configs"]) == ["openbookqa", "gsm", "med_qa", "math_chain_of_thought", "mmlu"]
     assert e11.anchor_ids[:12] == e1.anchor_ids and len(e11.anchor_ids) == 15  # the old anchors, then the new
@@ -221,7 +248,11 @@ def test_a_bundle_gains_a_config_and_old_results_estimate_as_before(tmp_path):
                     "mmlu": "1.0.0"}
     man = read_manifest(v11)
     assert man["design"]["re_estimates"] == ["1.0.0"] and man["design"]["hash"] != read_manifest(v1)["design"]["hash"]
-    assert "this version adds configs" in (v11 / "README.md").read_text()
+    card = (v11 / "README.md").read_text()
+    assert "this version adds configs" in card
+    assert ("Grown from version 1.0.0 (`--update-from`): the configs of 1.0.0 kept as they were" in card
+            and "the items of math_chain_of_thought calibrated against the kept IRT parameters held fixed" in card)
+    assert read_manifest(v11)["parameters"]["anchors"] == 3
 
 
 # ============================================================================ the versioning rule on the Hub
@@ -362,3 +393,79 @@ def test_the_help_demo_runs_as_written(tmp_path):
         assert proc.returncode == 0, f"{cmd}\n{proc.stderr[-2000:]}"
     out = pd.read_csv(tmp_path / "estimates.csv")
     assert len(out) == 20 and out["score"].between(0, 1).all()
+
+
+# ============================================================================ lm-eval itself, offline
+LM_EVAL_PYTHON = os.environ.get("TINYBENCH_LM_EVAL_PYTHON")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not LM_EVAL_PYTHON, reason="set TINYBENCH_LM_EVAL_PYTHON to a Python with lm-evaluation-harness")
+def test_lm_eval_offline_with_an_older_task_file_is_never_estimated_silently(tmp_path):
+    """The issue's case with lm-eval itself (its ``dummy`` model): tinyWMDP_bio v1.0.0 and v2.0.0 (another
+    design) released to the loopback Hub, both task files run online (both revisions cached), then
+    v1.0.0's task file offline. lm-eval copies the task file's design hash into its results file;
+    whatever rows the offline run was served, `builder estimate` with the v1.0.0 folder estimates
+    them only if they are v1.0.0's rows, and otherwise refuses them saying why."""
+    n_items = 60
+    m, _ = simulate_responses(n_models=30, n_items=n_items, n_dims=1, seed=3)
+    m.write(tmp_path / "wmdp.parquet")
+    pd.DataFrame({"item_id": [str(j) for j in range(n_items)], "question": [f"Question {j}?" for j in range(n_items)],
+                  "choices": [[f"c{j}{c}" for c in "abcd"] for j in range(n_items)], "answer": [j % 4 for j in range(n_items)]}
+                 ).to_parquet(tmp_path / "q.parquet")
+    spec = ROOT / "specs" / "tinyWMDP_bio.toml"
+    configs = {}
+    for version, seed in (("1.0.0", 0), ("2.0.0", 1)):
+        configs[version] = write_config(tmp_path, f"""\
+            [release]
+            org = "tinyOrg"
+
+            [[benchmark]]
+            spec = "{spec}"
+            responses = "{tmp_path / 'wmdp.parquet'}"
+            content = {{ test = "{tmp_path / 'q.parquet'}" }}
+            anchors = {K}
+            seed = {seed}
+            """, name=f"r{seed}.toml")
+    runs = [["--config", str(configs[v]), "--release-version", v, "--out", str(tmp_path / f"rel{v}"), "--push",
+             "--quiet"] for v in configs]
+    folders = {v: tmp_path / f"rel{v}" / "tinyWMDP_bio" for v in configs}
+
+    def lm_eval(version, out, env):
+        proc = subprocess.run([LM_EVAL_PYTHON, "-m", "lm_eval", "--model", "dummy", "--include_path",
+                               str(folders[version] / "lm_eval"), "--tasks", "tinyWMDP_bio", "--log_samples",
+                               "--output_path", str(tmp_path / out)], env=env, capture_output=True, text=True,
+                              timeout=900, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return tmp_path / out
+
+    with HubServer() as hub:
+        assert run_in_client(hub.client_env(tmp_path / "hf_home"), hub_clients.release_cli, runs,
+                             fake=False).result["codes"] == [0, 0]
+        env = hub.client_env(tmp_path / "hf_consumer")
+        online = {v: lm_eval(v, f"online{v}", env) for v in configs}
+    offline = lm_eval("1.0.0", "offline", {**env, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"})
+    e1, e2 = (TinyEstimator.load(folders[v]) for v in configs)
+    assert e1.anchor_ids != e2.anchor_ids
+    # lm-eval records the task file's design hash and version in its results file
+    [results] = list(online["1.0.0"].rglob("results_*.json"))
+    meta = json.loads(results.read_text())["configs"]["tinyWMDP_bio"]["metadata"]
+    assert meta["design"] == e1.design_hash and meta["dataset_version"] == "1.0.0"
+    def rows_run(root):
+        [samples] = list(root.rglob("samples_tinyWMDP_bio_*.jsonl"))
+        return sorted(json.loads(line)["doc"]["item_id"] for line in samples.read_text().splitlines())
+
+    for v, est in (("1.0.0", e1), ("2.0.0", e2)):  # online, every task file ran its own rows
+        assert rows_run(online[v]) == sorted(est.anchor_ids)
+        frame, _ = estimate_from_logs(folders[v], online[v])
+        assert len(frame) == 1 and 0 <= frame["score"][0] <= 1
+    ran = rows_run(offline)
+    assert ran in (sorted(e1.anchor_ids), sorted(e2.anchor_ids))
+    if ran == sorted(e1.anchor_ids):
+        assert len(estimate_from_logs(folders["1.0.0"], offline)[0]) == 1
+    else:  # served v2.0.0's rows under v1.0.0's task file: refused by v1.0.0, estimated by v2.0.0 with a note
+        with pytest.raises(SourceError, match="the rows it ran are not its rows.*newest cached revision"):
+            estimate_from_logs(folders["1.0.0"], offline)
+        frame, notes = estimate_from_logs(folders["2.0.0"], offline)
+        assert len(frame) == 1 and any("the task file was tinyWMDP_bio 1.0.0's" in n for n in notes)
+    print("offline lm-eval with v1.0.0's task file ran v1.0.0's rows:", ran == sorted(e1.anchor_ids))

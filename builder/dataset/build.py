@@ -26,6 +26,7 @@ deterministic npz and PNG, and no absolute paths (inputs are named by base name 
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -101,6 +102,9 @@ def build_benchmark(
     out = Path(out)
     layout.check_replaceable(out)  # fail before the fit, not after it
     kept = read_design(update_from, spec.name) if update_from is not None else None
+    if kept is not None and options.anchors is None and kept.anchors_per_config() is not None:
+        # the kept design's anchors per config (also what a config added to a bundle gets)
+        options = replace(options, anchors=kept.anchors_per_config())
     previous = update_from if previous is None else previous
     prev = CardInputs.from_folder(previous) if previous is not None else None
     inputs = read_inputs(spec, responses, content, options.item_order)

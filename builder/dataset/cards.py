@@ -465,7 +465,7 @@ def render_card(card: CardInputs, previous: CardInputs | None = None,
         })
     estimators = []
     for e in manifest.get("estimators", []):
-        estimators.append({"n_dims": "?", **e, "prefix": f"{e['path']}/" if e["path"] else ""})
+        estimators.append({"n_dims": "?", "kept": None, **e, "prefix": f"{e['path']}/" if e["path"] else ""})
     params = manifest.get("parameters", {})
     shown_params = {k: ("chosen by validation" if k == "n_dims" and v is None else v)
                     for k, v in params.items() if v is not None or k == "n_dims"}

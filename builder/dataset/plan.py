@@ -96,7 +96,7 @@ def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[Estimat
         estimators.append({"path": fit.path, "configs": [c.name for c in fit.configs],
                            "scenarios": list(est.scenarios), "n_anchors": len(est.anchor_ids),
                            "n_items": len(est.item_ids), "n_models": int(fit.report.get("n_models", 0)),
-                           "n_dims": int(est.n_dims)})
+                           "n_dims": int(est.n_dims), **_update_of(fit.report)})
         for c in fit.configs:
             ct = contents[(c.name, c.tiny_split)]
             row_of = {cid: r for r, cid in enumerate(ct.item_ids)}
@@ -179,6 +179,18 @@ def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[Estimat
     manifest = to_jsonable(manifest)
     card = CardInputs(manifest, [(fit.path, to_jsonable(fit.report)) for fit in fits], anchors_of, spec)
     return FolderPlan(tuple(fits), tuple(data), manifest, card, tuple(sorted(texts.items())))
+
+
+def _update_of(report: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"kept": ...}`` of an estimator entry when the fit kept a previous version's design
+    (``build --update-from``; the card's *How it was built* says what was kept), else ``{}``."""
+    kept, grown = report.get("kept_design"), report.get("extended")
+    if kept:
+        return {"kept": {"from": kept["version"], "irt_only_items": int(kept.get("irt_only_items", 0))}}
+    if grown:
+        return {"kept": {"from": grown["version"], "new_scenarios": list(grown["new_scenarios"]),
+                           "calibration_models": int(grown["calibration_models"])}}
+    return {}
 
 
 # ============================================================================ data tables

@@ -53,6 +53,12 @@ class PreviousDesign:
                   for name, e in self.estimators.items()}
         return layout.dataset_design_hash(ests, hashes)
 
+    def anchors_per_config(self) -> int | None:
+        """The anchors of each config, when every config has as many (else None)."""
+        counts = {len(layout.config_anchor_ids(est, self.manifest["configs"][name]["scenario"]))
+                  for name, est in self.estimators.items()}
+        return counts.pop() if len(counts) == 1 else None
+
     def record(self) -> dict:
         """How the manifest names the design kept: ``{"version", "design_hash"}``."""
         return {"version": self.version, "design_hash": self.design_hash}

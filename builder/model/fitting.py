@@ -289,7 +289,7 @@ def fit_estimator(
         n_folds = 5 if n < 150 else 1
     if isinstance(n_folds, bool) or int(n_folds) != n_folds or not 1 <= n_folds <= n // 2:
         raise ValueError(f"n_folds must be an integer between 1 and {n // 2}, got {n_folds!r}")
-    if n_anchors > N:
+    if n_anchors > N and keep_design is None:  # a kept design has its own anchors (n_anchors is ignored)
         raise ValueError(f"cannot pick {n_anchors} anchors from {N} items")
     check_binarize(binarize)
     problem = data_problem(matrix)
