@@ -331,7 +331,7 @@ def test_release_rule_update_from_previous_and_the_offline_revision(tmp_path):
 
 
 # ============================================================================ consumers (issue 20, item 4)
-def test_full_rows_are_read_by_their_anchor_labels(mmlu):
+def test_full_rows_are_read_by_their_anchor_labels(mmlu, tmp_path):
     e11 = TinyEstimator.load(mmlu["v11"])
     m = mmlu["matrix"]
     row = pd.Series(m.scores[0], index=m.items)  # every item of the benchmark
@@ -343,6 +343,16 @@ def test_full_rows_are_read_by_their_anchor_labels(mmlu):
     with pytest.raises(ValueError, match="unknown item id 'model'"):  # a partial row must hold anchors only
         e11.estimate(frame[e11.anchor_ids[:5]].reset_index(names="model"))
     assert e11.estimate(frame.reset_index(names="model"))[0]["score"] == want  # a full row: other labels ignored
+    # the CLI (builder estimate DIR TABLE) takes the same full rows and gives the same estimates
+    frame.rename_axis("model").to_parquet(tmp_path / "full.parquet")
+    table = estimate_table(mmlu["v11"], tmp_path / "full.parquet")
+    assert list(table["score"]) == pytest.approx(got, abs=1e-12)
+    others = [i for i in m.items if i not in e11.anchor_ids][:2]
+    partial = frame[e11.anchor_ids[:5] + others]  # ... and both refuse the same partial rows of other items
+    partial.rename_axis("model").to_parquet(tmp_path / "partial.parquet")
+    for run in (lambda: e11.estimate(partial), lambda: estimate_table(mmlu["v11"], tmp_path / "partial.parquet")):
+        with pytest.raises(ValueError, match=f"item '{others[0]}' is not one of the 10 anchors of tinyMMLU 1.1.0"):
+            run()
 
 
 def test_full_benchmark_logs_give_the_estimate_and_the_exact_score(tmp_path):
