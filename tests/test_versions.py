@@ -330,6 +330,31 @@ def test_release_rule_update_from_previous_and_the_offline_revision(tmp_path):
           offline["served_by_load_dataset"] == v1_rows)
 
 
+@pytest.mark.slow
+def test_release_update_from_a_local_folder(tmp_path, monkeypatch, capsys):
+    """`update_from = "FOLDER"` (a local build of the previous version, no Hub): the release keeps its
+    design, release.json says so, and the tiny split's bytes are the previous version's."""
+    from builder.cli.main import release_main
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    _sim_inputs(tmp_path / "inputs")
+    first = _config(tmp_path, "first.toml", "first.parquet", 0)
+    assert release_main(["--config", str(first), "--release-version", "1.0.0", "--out", str(tmp_path / "o1"),
+                         "--quiet"]) == 0
+    update = _config(tmp_path, "update.toml", "all.parquet", 1, update_from="o1/tinyAlpacaEval")  # relative: the config's folder
+    assert release_main(["--config", str(update), "--release-version", "1.1.0", "--out", str(tmp_path / "o2"),
+                         "--quiet"]) == 0
+    summary = json.loads((tmp_path / "o2" / "release.json").read_text())["benchmarks"]["tinyAlpacaEval"]["design"]
+    assert summary["kept"] and summary["previous"] == "1.0.0" and summary["rule"] == "kept"
+    assert summary["re_estimates"] == ["1.0.0"]
+    assert _tiny_path(tmp_path / "o2" / "tinyAlpacaEval", "default").read_bytes() == \
+        _tiny_path(tmp_path / "o1" / "tinyAlpacaEval", "default").read_bytes()
+    bad = _config(tmp_path, "bad.toml", "all.parquet", 1, update_from="nowhere")
+    capsys.readouterr()
+    assert release_main(["--config", str(bad), "--release-version", "1.1.0", "--out", str(tmp_path / "o3")]) == 2
+    assert "update_from 'nowhere' is not a folder" in capsys.readouterr().err
+
+
 # ============================================================================ consumers (issue 20, item 4)
 def test_full_rows_are_read_by_their_anchor_labels(mmlu, tmp_path):
     e11 = TinyEstimator.load(mmlu["v11"])
