@@ -175,7 +175,7 @@ def test_update_refuses_what_it_cannot_keep(mmlu, tmp_path):
 
 
 # ============================================================================ never silently wrong
-def test_another_design_is_refused_naming_both_versions(mmlu, tmp_path):
+def test_another_design_is_refused_naming_both_versions(mmlu, tmp_path, capsys):
     e11, e2 = TinyEstimator.load(mmlu["v11"]), TinyEstimator.load(mmlu["v2"])
     assert e2.anchor_ids != e11.anchor_ids
     y = np.ones(K)
@@ -195,6 +195,16 @@ def test_another_design_is_refused_naming_both_versions(mmlu, tmp_path):
     with pytest.raises(ValueError, match=r"tinyMMLU 2\.0\.0 cannot be estimated"):
         estimate_table(mmlu["v11"], tmp_path / "t.parquet", version="2.0.0")
     assert len(estimate_table(mmlu["v2"], tmp_path / "t.parquet", version="2.0.0")) == 1
+    # the same on the command line: builder estimate DIR TABLE --results-from VERSION
+    from builder.cli.main import main
+
+    assert main(["estimate", str(mmlu["v11"]), str(tmp_path / "t.parquet"), "--results-from", "2.0.0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and "tinyMMLU 2.0.0 cannot be estimated by tinyMMLU 1.1.0" in err[0]
+    rows1 = read_split(mmlu["v1"], "all", "test")
+    pd.DataFrame([y], columns=list(rows1["item_id"]), index=pd.Index(["m"], name="model")).to_parquet(tmp_path / "t1.parquet")
+    assert main(["estimate", str(mmlu["v11"]), str(tmp_path / "t1.parquet"), "--results-from", "1.0.0"]) == 0
+    assert f"{e11.estimate(y, version='1.0.0')['score']:.4f}" in capsys.readouterr().out
     # lm-eval logs of v2.0.0's task file and rows, given to the v1.1.0 folder
     logs = _logs(tmp_path / "logs2", "org/m", rows2, y, design=e2.design_hash, version="2.0.0")
     with pytest.raises(SourceError, match=r"results of tinyMMLU 2\.0\.0 .* not of tinyMMLU 1\.1\.0"):
