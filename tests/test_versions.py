@@ -330,6 +330,9 @@ def test_release_rule_update_from_previous_and_the_offline_revision(tmp_path):
     # the paths our tools and docs use read v1.0.0's rows and estimator offline
     assert offline["snapshot_rows"] == v1_rows and offline["from_hub_rows"] == v1_rows
     assert offline["anchors"] == v1_rows and offline["same_estimator"]
+    assert offline["hub_estimate"] == pytest.approx(offline["direct_estimate"])  # builder estimate hub:...@v1.0.0
+    assert "give the revision the results were made against, e.g. hub:tinyOrg/tinyAlpacaEval@v1.0.0" in \
+        offline["no_revision"]
     # load_dataset(repo, revision=...) offline may serve another cached revision; if it does, those rows
     # are refused by the v1.0.0 estimator (they are not its anchors), never estimated silently
     if offline["served_by_load_dataset"] != v1_rows:

@@ -43,6 +43,23 @@ def offline_revision(repo: str, tag: str) -> dict:
     out["from_hub_rows"] = list(est.tiny_split()["item_id"])
     loaded = TinyEstimator.load(path)
     out["same_estimator"] = loaded.design_hash == est.design_hash and loaded.anchor_ids == est.anchor_ids
+    # builder estimate hub:OWNER/NAME@TAG TABLE, offline: the snapshot of the tag from the cache
+    import tempfile
+
+    import pandas as pd
+
+    from builder.estimate import estimate_table
+
+    with tempfile.TemporaryDirectory() as tmp:
+        table = f"{tmp}/scores.parquet"
+        pd.DataFrame([[1.0] * len(est.anchor_ids)], columns=est.anchor_ids,
+                     index=pd.Index(["m"], name="model")).to_parquet(table)
+        out["hub_estimate"] = float(estimate_table(f"hub:{repo}@{tag}", table, version=tag)["score"][0])
+        out["direct_estimate"] = float(est.estimate([1.0] * len(est.anchor_ids))["score"])
+        try:
+            estimate_table(f"hub:{repo}", table)
+        except ValueError as exc:
+            out["no_revision"] = str(exc)
     try:  # the rows datasets served, estimated by id with the estimator of the tag asked for
         res = est.estimate(dict.fromkeys(served, 1.0), version=tag)
         out["estimate_of_served"] = {"score": res["score"]}
