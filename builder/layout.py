@@ -69,6 +69,8 @@ ESTIMATOR_NPZ = "irt_parameters.npz"
 ESTIMATOR_FILES = (ESTIMATOR_JSON, ESTIMATOR_NPZ)
 #: folder of the lm-evaluation-harness task files (builder.dataset.harness_tasks)
 HARNESS_DIR = "lm_eval"
+#: the column of every split that names its row: in the tiny split, the estimator's item id
+ITEM_ID_COLUMN = "item_id"
 
 __all__ = [
     "DATASET_FORMAT", "FIT_FORMAT", "OWN_FORMATS", "MANIFEST_SCHEMA_VERSION", "MANIFEST_NAME", "CARD_NAME",
@@ -77,7 +79,7 @@ __all__ = [
     "is_hidden",
     "listed_files", "to_jsonable", "write_json", "write_parquet", "copy_estimator_code", "atomic_write_text",
     "write_manifest", "read_manifest", "verify_manifest", "refresh_manifest", "is_dataset_folder",
-    "config_anchor_ids", "load_estimators", "validation_rows", "tiny_split_frame", "ownership_problem", "check_replaceable", "replace_folder", "staging",
+    "ITEM_ID_COLUMN", "config_anchor_ids", "config_design_hash", "dataset_design_hash", "load_estimators", "validation_rows", "tiny_split_frame", "ownership_problem", "check_replaceable", "replace_folder", "staging",
     "write_fit_folder",
 ]
 
@@ -346,6 +348,24 @@ def config_anchor_ids(est: "_estimator.TinyEstimator", scenario: str) -> list[st
     """The anchors of ``scenario`` in ``anchor_ids`` order: the rows of that config's tiny split."""
     return [a for a, p in zip(est.anchor_ids, est.anchor_positions)
             if est.scenarios[est.scenario_index[p]] == scenario]
+
+
+def config_design_hash(est: "_estimator.TinyEstimator", scenario: str) -> str:
+    """The design hash of one config of ``est`` (:func:`builder.estimator.design_hash` of the
+    config's anchors, in row order, and their strata); the estimator's own hash for one scenario."""
+    if len(est.scenarios) <= 1:
+        return est.design_hash
+    keep = [i for i, p in enumerate(est.anchor_positions) if est.scenarios[est.scenario_index[p]] == scenario]
+    return _estimator.design_hash([est.anchor_ids[i] for i in keep], [int(est.anchor_strata[i]) for i in keep])
+
+
+def dataset_design_hash(estimators: list, config_hashes: Mapping[str, str]) -> str:
+    """The design hash of a tiny dataset: its estimator's when it has one (the hash
+    ``TinyEstimator.estimate(..., version=)`` accepts), else the sha256 of its configs' hashes."""
+    if len(estimators) == 1:
+        return estimators[0].design_hash
+    text = "".join(f"{name}:{h}\n" for name, h in sorted(config_hashes.items()))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def load_estimators(folder: str | os.PathLike) -> dict[str, "_estimator.TinyEstimator"]:
