@@ -22,9 +22,12 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from builder.errors import MatrixFormatError, one_line
+from builder.errors import MatrixFormatError, OutOfMemory, one_line
 
 LONG_COLUMNS = ("model", "item", "score")
+#: the widest matrix written as a wide parquet table (CSV has no such limit); 100,000 columns took
+#: 40 s and 0.5 GB to write, 1.1 GB to read back; 1,000,000 did not finish within 15 minutes
+MAX_PARQUET_COLUMNS = 200_000
 #: columns of :attr:`ResponseMatrix.item_info` that every reader fills when it can
 ITEM_INFO_COLUMNS = ("scenario", "subscenario")
 
@@ -69,14 +72,15 @@ class ResponseMatrix:
             raise MatrixFormatError(f"{len(self.items)} item ids for {m} score columns")
         _check_unique(self.models, "model name")
         _check_unique(self.items, "item id")
-        finite = self.scores[~np.isnan(self.scores)]
-        if np.isinf(finite).any():
-            raise MatrixFormatError("scores contain infinite values")
-        if finite.size and (finite.min() < 0.0 or finite.max() > 1.0):
-            bad = finite[(finite < 0) | (finite > 1)]
-            raise MatrixFormatError(
-                f"scores must lie in [0, 1]; found {bad.size} value(s) outside, e.g. {bad[0]!r}"
-            )
+        if self.scores.size:  # fmin/fmax skip NaN and copy nothing (a boolean-indexed copy was 1x the matrix)
+            lo, hi = np.fmin.reduce(self.scores, axis=None), np.fmax.reduce(self.scores, axis=None)
+            if np.isinf(lo) or np.isinf(hi):
+                raise MatrixFormatError("scores contain infinite values")
+            if lo < 0.0 or hi > 1.0:
+                bad = self.scores[(self.scores < 0) | (self.scores > 1)]
+                raise MatrixFormatError(
+                    f"scores must lie in [0, 1]; found {bad.size} value(s) outside, e.g. {bad[0]!r}"
+                )
         if self.item_info is not None:
             info = self.item_info.copy()
             info.index = info.index.astype(str)
@@ -232,6 +236,11 @@ class ResponseMatrix:
             raise MatrixFormatError(f"{path} is a folder; give a score table file (.parquet or .csv)")
         name = path.name.lower()
         try:
+            if _is_long_file(path, name):  # one row per pair: read in chunks (builder.read.long_table)
+                from builder.read.long_table import read_long
+
+                scores, models, items = read_long(path, sep="\t" if name.endswith(".tsv") else ",", columns=columns)
+                return cls(scores, models, items)
             if name.endswith((".parquet", ".pq")):
                 df = _read_parquet(path, columns)
             elif name.endswith((".csv", ".csv.gz", ".tsv", ".txt")):
@@ -243,6 +252,10 @@ class ResponseMatrix:
                 raise MatrixFormatError(f"{path}: unknown table format (use .parquet or .csv)")
         except MatrixFormatError:
             raise
+        except MemoryError as exc:  # pyarrow's allocation failures too: not bad input, not an empty reason
+            detail = one_line(str(exc), 200) or "an allocation failed"
+            raise OutOfMemory(f"{path}: out of memory while reading the table ({detail}); a long table needs about "
+                              "3x its matrix (models x items x 8 bytes), a wide one about 4x (docs/INGEST.md)") from exc
         except ValueError as exc:  # CsvFormatError: the message names the file already
             raise MatrixFormatError(str(exc) if str(path) in str(exc) else f"{path}: {exc}") from exc
         except Exception as exc:  # pyarrow/pandas errors: name the file, hide the traceback
@@ -256,12 +269,21 @@ class ResponseMatrix:
 
         path = Path(path)
         kind = table_format(path)
-        frame = self.to_frame()
-        with atomic_output(path) as tmp:
-            if kind == "csv":
-                frame.to_csv(tmp)
-            else:
-                frame.to_parquet(tmp)
+        if kind == "parquet" and len(self.items) > MAX_PARQUET_COLUMNS:
+            raise MatrixFormatError(
+                f"{path}: {len(self.items):,} items are too many columns for a wide parquet table (parquet keeps "
+                f"metadata per column: writing and reading it takes GBs); at most {MAX_PARQUET_COLUMNS:,}: write "
+                "CSV instead (a name ending in .csv)")
+        try:
+            frame = self.to_frame()
+            with atomic_output(path) as tmp:  # removed on any error, out of memory included
+                if kind == "csv":
+                    frame.to_csv(tmp)
+                else:
+                    frame.to_parquet(tmp)
+        except MemoryError as exc:
+            detail = one_line(str(exc), 200) or "an allocation failed"
+            raise OutOfMemory(f"{path}: out of memory while writing the table ({detail}); nothing was written") from exc
         return path
 
 
@@ -323,6 +345,24 @@ def _to_float(df: pd.DataFrame, source: str) -> np.ndarray:
                     f"{source}: non-numeric score {df[col][bad].iloc[0]!r} in column {col!r}"
                 ) from exc
         raise MatrixFormatError(f"{source}: cannot read scores as numbers: {exc}") from exc
+
+
+def _is_long_file(path: Path, name: str) -> bool:
+    """Whether the table's columns are the long layout's (from the parquet schema or the CSV header)."""
+    from builder.read.long_table import is_long_header
+
+    if name.endswith((".parquet", ".pq")):
+        import pyarrow.parquet as pq
+
+        schema = pq.read_schema(path)
+        index = {c for c in (schema.pandas_metadata or {}).get("index_columns", []) if isinstance(c, str)}
+        names = [n for n in schema.names if n not in index]
+        return len(set(names)) == len(names) and is_long_header(names, LONG_COLUMNS)
+    if name.endswith((".csv", ".csv.gz", ".tsv", ".txt")):
+        from builder.read.csv_table import _names, read_header
+
+        return is_long_header(_names(path, read_header(path, "\t" if name.endswith(".tsv") else ",")), LONG_COLUMNS)
+    return False
 
 
 def _read_parquet(path: Path, columns: Iterable[str] | None) -> pd.DataFrame:

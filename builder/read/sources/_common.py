@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 import numpy as np
 import pandas as pd
 
-from builder.errors import ReadFailed
+from builder.errors import OutOfMemory, ReadFailed, one_line
 from builder.read.matrix import ResponseMatrix, subscenario_of
 from builder.read.sources import ModelUnavailable, SourceError
 
@@ -317,6 +317,9 @@ def read_unit_retrying(unit: Unit, retries: int = 0, backoff: float = 0.5) -> li
             raise
         except ModelUnavailable as exc:
             return UnitFailure(unit.model, unit.source, describe_error(exc), attempts)
+        except MemoryError as exc:  # retrying in the same process cannot help: say it, at once
+            raise OutOfMemory(f"{unit.source}: out of memory while reading model {unit.model!r} "
+                              f"({one_line(str(exc), 200) or 'an allocation failed'})") from exc
         except Exception as exc:  # noqa: BLE001 - anything else is a failure of this unit only
             if attempts > retries:
                 return UnitFailure(unit.model, unit.source, describe_error(exc), attempts)
