@@ -255,7 +255,7 @@ class ResponseMatrix:
         except MemoryError as exc:  # pyarrow's allocation failures too: not bad input, not an empty reason
             detail = one_line(str(exc), 200) or "an allocation failed"
             raise OutOfMemory(f"{path}: out of memory while reading the table ({detail}); a long table needs about "
-                              "3x its matrix (models x items x 8 bytes), a wide one about 4x (docs/INGEST.md)") from exc
+                              "3x its matrix (models x items x 8 bytes), a wide one more (docs/INGEST.md)") from exc
         except ValueError as exc:  # CsvFormatError: the message names the file already
             raise MatrixFormatError(str(exc) if str(path) in str(exc) else f"{path}: {exc}") from exc
         except Exception as exc:  # pyarrow/pandas errors: name the file, hide the traceback
