@@ -119,7 +119,7 @@ def remove_stale(path: str | os.PathLike) -> list[Path]:
     prefix = re.escape(_prefix(path))
     files = re.compile(prefix + r"\.(\d{1,10})-([0-9a-f]{8})-[0-9a-f]{8}\.tmp")
     folders = re.compile(prefix + r"\.(?:building|old)-(\d{1,10})-([0-9a-f]{8})")
-    removed = []
+    removed: list[Path] = []
     try:
         entries = list(os.scandir(path.parent))
     except OSError:

@@ -77,7 +77,7 @@ __all__ = [
     "is_hidden",
     "listed_files", "to_jsonable", "write_json", "write_parquet", "copy_estimator_code", "atomic_write_text",
     "write_manifest", "read_manifest", "verify_manifest", "refresh_manifest", "is_dataset_folder",
-    "config_anchor_ids", "load_estimators", "tiny_split_frame", "ownership_problem", "check_replaceable", "replace_folder", "staging",
+    "config_anchor_ids", "load_estimators", "validation_rows", "tiny_split_frame", "ownership_problem", "check_replaceable", "replace_folder", "staging",
     "write_fit_folder",
 ]
 
@@ -178,7 +178,10 @@ def matrix_record(m) -> dict:
     sha256 of its model and item ids and its scores (little-endian float64)."""
     h = hashlib.sha256()
     h.update(json.dumps([m.models, m.items]).encode())
-    h.update(np.ascontiguousarray(m.scores, dtype="<f8").tobytes())
+    n, N = m.shape
+    step = max(1, (1 << 22) // max(N, 1))  # blocks of rows: the bytes of the whole C-ordered matrix
+    for start in range(0, n, step):
+        h.update(np.ascontiguousarray(m.score_rows(slice(start, start + step)), dtype="<f8").tobytes())
     return {"name": "<ResponseMatrix>", "kind": "matrix", "models": m.shape[0], "items": m.shape[1],
             "sha256": h.hexdigest()}
 
@@ -356,6 +359,21 @@ def load_estimators(folder: str | os.PathLike) -> dict[str, "_estimator.TinyEsti
             cache[p] = _estimator.TinyEstimator.load(estimator_folder(folder, p))
         out[name] = cache[p]
     return out
+
+
+def validation_rows(folder: str | os.PathLike) -> list[dict]:
+    """The validation table of a folder (``fit`` or ``build``): one row per scenario of each
+    estimator (its ``validation.json``), with ``random`` and ``score`` (out-of-fold MAE of
+    random-k and of the estimate), ``spearman``, ``coverage`` (of the 95% interval) and ``models``."""
+    folder = Path(folder)
+    paths = sorted({estimator_folder(folder, c.get("estimator", "")) / VALIDATION_NAME
+                    for c in read_manifest(folder).get("configs", {}).values()} or {folder / VALIDATION_NAME})
+    rows: list[dict] = []
+    for path in paths:
+        if path.is_file():
+            report = json.loads(path.read_text(encoding="utf-8"))
+            rows.extend(dict(r) for r in report.get("table", []) if isinstance(r, dict))
+    return rows
 
 
 def tiny_split_frame(folder: str | os.PathLike, config: str | None = None):

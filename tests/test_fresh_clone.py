@@ -81,8 +81,8 @@ def test_readme_command_1_on_a_fresh_clone(tmp_path):
     run = subprocess.run(release, cwd=clone, env=_env(), capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
     out = run.stdout
-    assert "data: examples/wmdp_bio (release-example.toml), the fallback of release-local.toml: " \
-           "none of its inputs exist here (nothing under ../shared/data)" in out, out
+    assert ("data: examples/wmdp_bio (release-example.toml), the fallback of release-local.toml: "
+            "none of its inputs exist here (nothing under ../shared/data)") in out, out
     assert "tinyWMDP_bio" in out and "built (not pushed)" in out, out
     folder = clone / "build" / "release-1.0.0" / "tinyWMDP_bio"
     assert (folder / "manifest.json").is_file()

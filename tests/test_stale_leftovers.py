@@ -5,12 +5,10 @@ next to the target is kept."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -105,7 +103,7 @@ def test_release_removes_the_stale_copies_of_its_builds_and_summary(tmp_path, mo
     out.mkdir()
     stale, kept = _plant(out / "tinyAlpacaEval")
     s2, k2 = _plant(out / "release.json")
-    assert release_main(["--config", str(cfg), "--version", "1.0.0", "--out", str(out), "--no-previous",
+    assert release_main(["--config", str(cfg), "--release-version", "1.0.0", "--out", str(out), "--no-previous",
                          "--quiet"]) == 0
     _check(stale + s2, kept + k2)
 

@@ -15,14 +15,27 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from builder.cli._args import add_common
 from builder.cli._run import command
 from builder.read import FORMATS, IngestResult, ingest_with_report
 from builder.read import MatrixFormatError, ResponseMatrix
 from builder.read import SourceError
 from builder.read import UnitFailure
 
-__all__ = ["add_ingest_arguments", "run_ingest", "INGEST_EPILOG", "read_hub_models", "write_failures",
+__all__ = ["register", "add_ingest_arguments", "run_ingest", "INGEST_EPILOG", "read_hub_models", "write_failures",
            "failures_path", "FAILED_HEADER"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``ingest`` command to the subparsers ``sub``."""
+    pi = sub.add_parser("ingest", help="read evaluation outputs into a score matrix (wide parquet)",
+                        description="Read evaluation outputs (lm-eval logs, Open LLM Leaderboard details, "
+                                    "AlpacaEval, HELM, legacy pickles, tables) into one wide parquet matrix, "
+                                    "model by model on a local process pool or a Dask cluster.",
+                        epilog=INGEST_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_ingest_arguments(pi)
+    add_common(pi, sub=True, progress=False)  # ingest's --progress chooses bar, log or none
+    pi.set_defaults(func=run_ingest)
 
 
 def add_ingest_arguments(parser: argparse.ArgumentParser) -> None:

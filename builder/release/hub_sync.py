@@ -35,14 +35,16 @@ import hashlib
 import json
 import os
 import shutil
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping
 
 from builder import layout
 from builder.errors import describe_error
+from builder.progress import bar, get_logger
 from builder.release.config import ReleaseError, latest_release_below, parse_version, tag_version, version_tag
+
+_log = get_logger(__name__)
 
 __all__ = [
     "REPO_TYPE", "HUB_MANAGED", "LocalFile", "local_files", "RemoteFile", "remote_files", "compare_trees",
@@ -72,7 +74,7 @@ def token_configured() -> bool:
         from huggingface_hub import get_token
 
         return bool(get_token())
-    except Exception:  # pragma: no cover
+    except Exception:  # noqa: BLE001 - no token helper: the environment decides  # pragma: no cover
         return bool(os.environ.get("HF_TOKEN"))
 
 
@@ -205,9 +207,9 @@ class PublishPlan:
 
     def describe(self) -> str:
         if self.action == "none":
-            return f"{self.repo_id}: {self.tag} already released on identical content ({self.target_oid[:12]}); nothing to do"
+            return f"{self.repo_id}: {self.tag} already released on identical content ({(self.target_oid or '')[:12]}); nothing to do"
         if self.action == "tag":
-            return f"{self.repo_id}: main already holds this content ({self.target_oid[:12]}); will tag it {self.tag}"
+            return f"{self.repo_id}: main already holds this content ({(self.target_oid or '')[:12]}); will tag it {self.tag}"
         d = self.diff
         return (f"{self.repo_id}: will commit {len(self.local)} files (new {len(d['added'])}, changed "
                 f"{len(d['changed'])}, deleted {len(d['deleted'])}, unchanged {len(d['same'])}) and tag {self.tag}")
@@ -257,16 +259,16 @@ def plan_publish(folder: str | os.PathLike, repo_id: str, version: str, api=None
         on_main = _build_on_main(repo_id, main_oid, remote, api)
     except ReleaseError:
         raise
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any client error becomes a ReleaseError
         raise ReleaseError(f"{repo_id}: could not read the repository: {describe_error(exc)}") from None
     if on_main is not None and (v_main := parse_version(on_main)) >= parse_version(version):
         untagged = version_tag(on_main) not in tags or tags[version_tag(on_main)] != main_oid
         pending = (", not tagged yet: a push of it is running or was interrupted; re-run that push to finish it"
                    if untagged else "")
         if v_main > parse_version(version):
-            raise ReleaseError(f"{repo_id}: main holds the build of {on_main} (commit {main_oid[:12]}{pending}); "
+            raise ReleaseError(f"{repo_id}: main holds the build of {on_main} (commit {(main_oid or '')[:12]}{pending}); "
                                f"publishing {tag} would move main back: release a higher version")
-        raise ReleaseError(f"{repo_id}: main holds another build of {tag} (commit {main_oid[:12]}{pending}); a "
+        raise ReleaseError(f"{repo_id}: main holds another build of {tag} (commit {(main_oid or '')[:12]}{pending}); a "
                            "version is published once: release a new version for this build")
     return PublishPlan(repo_id, folder, tag, "commit", exists, main_oid, None, diff, local, private)
 
@@ -297,12 +299,12 @@ def _verify_tag(plan: PublishPlan, api) -> str:
         _, _, tags = _refs(plan.repo_id, api)
         oid = tags.get(plan.tag)
         remote = remote_files(plan.repo_id, oid, api) if oid else None
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any client error becomes a ReleaseError
         raise ReleaseError(f"{plan.repo_id}: could not check tag {plan.tag}: {describe_error(exc)}; "
                            "re-run the same command to check and finish") from None
     if oid is None:
         raise ReleaseError(f"{plan.repo_id}: tag {plan.tag} is missing after tagging")
-    diff = compare_trees(plan.local, remote)
+    diff = compare_trees(plan.local, remote or {})
     if not _identical(diff):
         raise ReleaseError(f"{plan.repo_id}: tag {plan.tag} ({oid[:12]}) does not hold the released files: {diff}")
     return oid
@@ -311,20 +313,21 @@ def _verify_tag(plan: PublishPlan, api) -> str:
 def _tag(plan: PublishPlan, oid: str, api) -> None:
     from huggingface_hub.errors import HfHubHTTPError
 
+    error: Exception
     try:
         api.create_tag(plan.repo_id, repo_type=REPO_TYPE, tag=plan.tag, revision=oid,
                        tag_message=f"{plan.repo_id.split('/')[-1]} {plan.tag}")
         return
     except HfHubHTTPError as exc:
         error = exc
-    except Exception as exc:  # transport errors: the tag may or may not exist now
+    except Exception as exc:  # noqa: BLE001 - transport errors: the tag may or may not exist now
         error = exc
     # Did the tag land anyway (a lost answer, a concurrent identical release)? Say what is there.
     try:
         _, _, tags = _refs(plan.repo_id, api)
         tagged = tags.get(plan.tag)
         same = tagged is not None and _identical(compare_trees(plan.local, remote_files(plan.repo_id, tagged, api)))
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - the tags could not be read back: say so
         raise ReleaseError(
             f"{plan.repo_id}: the content is on main (commit {oid[:12]}) but creating tag {plan.tag} failed: "
             f"{describe_error(error)}, and the tags could not be read back ({describe_error(exc)}): re-run the same "
@@ -351,16 +354,18 @@ def execute_plan(plan: PublishPlan, api=None, *, message: str | None = None, att
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
     api = hub_api(api)
-    if plan.action == "none":
-        return PublishResult(plan.repo_id, plan.tag, plan.target_oid, "unchanged")
-    if plan.action == "tag":
-        _tag(plan, plan.target_oid, api)
+    if plan.action in ("none", "tag"):
+        oid = plan.target_oid
+        assert oid is not None  # the plan found the commit to tag
+        if plan.action == "none":
+            return PublishResult(plan.repo_id, plan.tag, oid, "unchanged")
+        _tag(plan, oid, api)
         _verify_tag(plan, api)
-        return PublishResult(plan.repo_id, plan.tag, plan.target_oid, "tagged")
+        return PublishResult(plan.repo_id, plan.tag, oid, "tagged")
     if not plan.repo_exists:
         try:
             api.create_repo(plan.repo_id, repo_type=REPO_TYPE, exist_ok=True, private=plan.private)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any client error becomes a ReleaseError
             raise ReleaseError(f"{plan.repo_id}: could not create the repository: {describe_error(exc)}") from None
     ops: list = [CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(plan.folder / rel)) for rel in plan.local]
     ops += [CommitOperationDelete(path_in_repo=rel) for rel in plan.diff["deleted"]]
@@ -377,7 +382,7 @@ def execute_plan(plan: PublishPlan, api=None, *, message: str | None = None, att
                                  commit_description=description, parent_commit=plan.main_oid)
     except ReleaseError:
         raise
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any client error becomes a ReleaseError (or a new plan)
         if _status(exc) in (409, 412):  # main moved between the check and the commit: nothing was written
             return _replan(plan, api, message, attempt, describe_error(exc))
         raise ReleaseError(f"{plan.repo_id}: the commit failed: {describe_error(exc)}. "
@@ -393,7 +398,7 @@ def _status(exc: BaseException) -> int | None:
 
 def _newer_tag(tags: Mapping[str, str], tag: str) -> bool:
     mine = tag_version(tag)
-    return any((v := tag_version(t)) is not None and v > mine for t in tags)
+    return mine is not None and any((v := tag_version(t)) is not None and v > mine for t in tags)
 
 
 def _replan(plan: PublishPlan, api, message: str | None, attempt: int, why: str) -> PublishResult:
@@ -412,12 +417,12 @@ def _state_after(plan: PublishPlan, api) -> str:
         again = plan_publish(plan.folder, plan.repo_id, plan.tag[1:], api, private=plan.private)
     except ReleaseError as exc:
         return f"The repository now refuses this push: {str(exc).split(': ', 1)[-1]}"
-    except Exception as exc:  # pragma: no cover - plan_publish wraps its errors
+    except Exception as exc:  # noqa: BLE001 pragma: no cover - plan_publish wraps its errors
         return f"The repository could not be read back ({describe_error(exc)}): re-run the same command to check"
     if again.action == "none":
-        return f"{plan.tag} is published on identical content nonetheless (commit {again.target_oid[:12]})"
+        return f"{plan.tag} is published on identical content nonetheless (commit {(again.target_oid or '')[:12]})"
     if again.action == "tag":
-        return (f"The content reached main (commit {again.target_oid[:12]}) but no tag was created; re-run the same "
+        return (f"The content reached main (commit {(again.target_oid or '')[:12]}) but no tag was created; re-run the same "
                 "command to tag it (no new commit is made)")
     return (f"No tag was created and main is unchanged, so {plan.tag} is not published; re-run the same command "
             "to retry")
@@ -438,12 +443,10 @@ def publish_release(folders: Mapping[str, Path], version: str, api=None, *, priv
     the release before any repository changes. Execution stops at the first failure
     (ReleaseError); re-running converges.
     """
-    from tqdm.auto import tqdm
-
     api = hub_api(api)
-    log = log or (lambda s: tqdm.write(s, file=sys.stderr))
+    log = log or _log.info
     plans, refused = [], []
-    for repo_id, folder in tqdm(list(folders.items()), desc="plan", unit="repo", disable=not progress, file=sys.stderr):
+    for repo_id, folder in bar(list(folders.items()), desc="plan", unit="repo", enabled=progress):
         try:
             plans.append(plan_publish(folder, repo_id, version, api, private=private))
         except ReleaseError as exc:
@@ -453,7 +456,7 @@ def publish_release(folders: Mapping[str, Path], version: str, api=None, *, priv
     for p in plans:
         log(p.describe())
     results = []
-    for plan in tqdm(plans, desc="publish", unit="repo", disable=not progress, file=sys.stderr):
+    for plan in bar(plans, desc="publish", unit="repo", enabled=progress):
         try:
             results.append(execute_plan(plan, api))
         except ReleaseError as exc:
