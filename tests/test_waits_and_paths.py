@@ -32,9 +32,10 @@ def test_a_long_tmpdir_does_not_break_the_local_process_pool(tmp_path):
 
 
 class _Silent:
-    """A TCP server on 127.0.0.1 that accepts every connection and never answers."""
+    """A TCP server on 127.0.0.1 that accepts every connection and never answers (or only sends
+    ``banner``, as an SSH server does, and then waits)."""
 
-    def __init__(self):
+    def __init__(self, banner: bytes = b""):
         import socket
         import threading
 
@@ -43,6 +44,7 @@ class _Silent:
         self.sock.listen(64)
         self.port = self.sock.getsockname()[1]
         self.held = []
+        self.banner = banner
         self.stop = False
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
@@ -53,6 +55,8 @@ class _Silent:
             try:
                 conn, _ = self.sock.accept()
                 self.held.append(conn)
+                if self.banner:
+                    conn.sendall(self.banner)
             except OSError:
                 continue
 
@@ -84,3 +88,54 @@ def test_a_stalled_hub_fails_a_push_within_the_bound(silent, tmp_path):
     assert got["type"] == "WaitTimeout" and got["exit_code"] == 5, got
     assert f"the Hub at http://127.0.0.1:{silent.port} did not answer within 1 s" in got["error"], got
     assert "TINYBENCH_HUB_TIMEOUT" in got["error"] and got["seconds"] < 60, got
+
+
+@pytest.mark.parametrize("banner, message", [
+    (b"", "accepts connections but sent no Dask handshake within 2 s: it is not a Dask scheduler"),
+    (b"SSH-2.0-OpenSSH_9.6\r\n", "does not speak Dask's protocol (it sent b'SSH-2.0-'): it is not a Dask scheduler"),
+], ids=["silent", "ssh-banner"])
+def test_a_scheduler_address_where_dask_does_not_answer_fails_within_the_bound(banner, message, tmp_path):
+    import time
+
+    pytest.importorskip("distributed")
+    root = write_lm_eval_tree(tmp_path / "lm", n_models=2)
+    server = _Silent(banner)
+    try:
+        t0 = time.monotonic()
+        proc = _cli(["ingest", str(root), "--out", str(tmp_path / "o.parquet"), "--scheduler",
+                     f"tcp://127.0.0.1:{server.port}"], env={"DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "2s"},
+                    timeout=120)
+        seconds = time.monotonic() - t0
+    finally:
+        server.close()
+    assert proc.returncode == (5 if not banner else 2), (proc.returncode, proc.stderr[-1500:])
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: the server at tcp://127.0.0.1:{server.port} "), lines
+    assert message in lines[0], lines
+    assert seconds < 60 and not (tmp_path / "o.parquet").exists()
+
+
+def test_a_run_whose_workers_are_all_gone_stops_within_the_bound(tmp_path, monkeypatch):
+    distributed = pytest.importorskip("distributed")
+
+    from builder.errors import WaitTimeout
+    from builder.read.ingest import ingest
+
+    root = write_lm_eval_tree(tmp_path / "lm", n_models=8)
+    monkeypatch.setenv("TINYBENCH_WORKER_WAIT", "3")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        killed = []
+
+        def kill_all(done, total, failed):
+            if done == 2 and not killed:  # every worker leaves (with the parts it holds); none comes back
+                cluster.scale(0)
+                killed.append(True)
+
+        import time
+
+        t0 = time.monotonic()
+        with pytest.raises(WaitTimeout, match=r"every Dask worker of tcp://127\.0\.0\.1:\d+ is gone and none joined "
+                                              r"within 3 s .*TINYBENCH_WORKER_WAIT"):
+            ingest([root], scheduler=client, progress=kill_all)
+        assert killed and time.monotonic() - t0 < 90
