@@ -73,3 +73,18 @@ def test_too_wide_for_parquet_is_refused_with_the_way_out(tmp_path):
     with pytest.raises(ValueError, match="too many columns for a wide parquet table.*write CSV"):
         m.write(tmp_path / "w.parquet")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_ingest_of_a_table_too_wide_for_parquet_is_one_error_line(tmp_path, capsys):
+    """3 models x 1,000,000 items aborted with std::bad_alloc (no error line) and left an empty
+    temporary file: now the command refuses with the way out (CSV), exit 2, and nothing is left."""
+    n_items = MAX_PARQUET_COLUMNS + 1
+    table = tmp_path / "long.csv"
+    table.write_text("model,item,score\n" + "".join(f"a,{j},1\n" for j in range(n_items)))
+    rc = main(["ingest", str(table), "--out", str(tmp_path / "w.parquet"), "--progress", "none", "--jobs", "1"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("error:") == 1 and err.startswith("error: "), (rc, err)
+    assert "too many columns for a wide parquet table" in err and "write CSV instead" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["long.csv"]
+    assert main(["ingest", str(table), "--out", str(tmp_path / "w.csv"), "--progress", "none", "--jobs", "1"]) == 0
+    assert ResponseMatrix.read(tmp_path / "w.csv").shape == (1, n_items)

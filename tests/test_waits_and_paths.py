@@ -139,3 +139,23 @@ def test_a_run_whose_workers_are_all_gone_stops_within_the_bound(tmp_path, monke
                                               r"within 3 s .*TINYBENCH_WORKER_WAIT"):
             ingest([root], scheduler=client, progress=kill_all)
         assert killed and time.monotonic() - t0 < 90
+
+
+def test_an_ingest_of_hub_models_from_a_stalled_hub_fails_within_the_bound(silent, tmp_path):
+    """``ingest --hub-models`` hung forever on a Hub that accepts and never answers (the Hub
+    client has no timeout): now the model fails after the bound, named with what was awaited."""
+    import time
+
+    models = tmp_path / "models.txt"
+    models.write_text("org/model-a\n")
+    out = tmp_path / "o.parquet"
+    env = {"HF_ENDPOINT": f"http://127.0.0.1:{silent.port}", "HF_HOME": str(tmp_path / "hf"), "HF_TOKEN": "hf_dummy",
+           "HF_HUB_DISABLE_XET": "1", "TINYBENCH_HUB_TIMEOUT": "1", "HF_HUB_ETAG_TIMEOUT": "1",
+           "HF_HUB_DOWNLOAD_TIMEOUT": "1"}
+    t0 = time.monotonic()
+    proc = _cli(["ingest", "--hub-models", str(models), "--task", "mmlu", "--out", str(out), "--retries", "1",
+                 "--jobs", "1", "--progress", "none"], env=env, timeout=120)
+    assert proc.returncode == 3, (proc.returncode, proc.stderr[-1500:])
+    assert f"org/model-a (hub:details_org__model-a): the Hub at http://127.0.0.1:{silent.port} did not answer in " \
+           "time (a request's bound: 1 s, TINYBENCH_HUB_TIMEOUT" in proc.stderr, proc.stderr
+    assert "[2 attempt(s)]" in proc.stderr and time.monotonic() - t0 < 60 and not out.exists()

@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -59,8 +60,8 @@ def write_table(path: Path, n_models: int, n_items: int, layout: str, seed: int 
 
     items = pa.array([item_name(j) for j in range(n_items)])
     digest = hashlib.sha256()
-    writer = None
-    sink = None
+    writer: Any = None
+    sink: Any = None
     try:
         for first in range(0, n_models, block):
             count = min(block, n_models - first)
@@ -100,6 +101,7 @@ def run_ingest(table: Path, out: Path, cap: int | None) -> dict:
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - t0
+    assert proc.stdout is not None and proc.stderr is not None  # both are pipes
     stdout, stderr = proc.stdout.read(), proc.stderr.read()
     proc.stdout.close()
     proc.stderr.close()

@@ -42,6 +42,7 @@ from typing import Callable, Mapping
 from builder import layout
 from builder.errors import WaitTimeout, describe_error
 from builder.progress import bar, get_logger
+from builder.read import HUB_TIMEOUT_ENV, bound_hub_requests, hub_endpoint, hub_timed_out, hub_timeout
 from builder.release.config import ReleaseError, latest_release_below, parse_version, tag_version, version_tag
 
 _log = get_logger(__name__)
@@ -54,75 +55,17 @@ __all__ = [
 ]
 
 REPO_TYPE = "dataset"
-#: seconds one Hub request may wait for the server (to connect, send or answer) before it fails;
-#: huggingface_hub's own default is no bound at all. Environment: TINYBENCH_HUB_TIMEOUT.
-HUB_TIMEOUT_ENV = "TINYBENCH_HUB_TIMEOUT"
-DEFAULT_HUB_TIMEOUT = 60.0
 #: plans + conditional commits tried when ``main`` keeps moving under a push (concurrent pushes)
 COMMIT_ATTEMPTS = 3
 #: Files the Hub manages itself; never deleted, never compared.
 HUB_MANAGED = frozenset({".gitattributes"})
 
 
-def hub_timeout() -> float:
-    """The bound of one Hub request, in seconds (:data:`HUB_TIMEOUT_ENV`, default 60)."""
-    text = os.environ.get(HUB_TIMEOUT_ENV, "").strip()
-    try:
-        value = float(text) if text else DEFAULT_HUB_TIMEOUT
-    except ValueError:
-        raise ReleaseError(f"{HUB_TIMEOUT_ENV}={text!r}: give a number of seconds") from None
-    if not value > 0:
-        raise ReleaseError(f"{HUB_TIMEOUT_ENV}={text!r}: give a positive number of seconds")
-    return value
-
-
-_CONFIGURED: list[float] = []
-
-
-def bound_hub_requests() -> float:
-    """Make every request huggingface_hub sends in this process wait at most :func:`hub_timeout`
-    seconds for the server (connect, send, each read): its HTTP client has no timeout by
-    default, so a Hub that accepts and never answers hung a push with no message. Per-request
-    timeouts the library passes itself (metadata requests: ``HF_HUB_ETAG_TIMEOUT``, 10 s) still
-    apply. Returns the bound."""
-    bound = hub_timeout()
-    if _CONFIGURED and _CONFIGURED[-1] == bound:
-        return bound
-    from huggingface_hub.utils import _http
-
-    if not hasattr(_http, "set_client_factory"):  # pragma: no cover - huggingface_hub < 1.0 (requests)
-        return bound
-    try:
-        import httpx2 as httpx
-    except ImportError:  # pragma: no cover - the backend's older name
-        import httpx  # type: ignore[no-redef]
-
-    def factory():
-        return httpx.Client(event_hooks={"request": [_http.hf_request_event_hook]}, follow_redirects=True,
-                             timeout=httpx.Timeout(bound, connect=min(bound, 10.0)))
-
-    _http.set_client_factory(factory)
-    _CONFIGURED.append(bound)
-    return bound
-
-
-def _timed_out(exc: BaseException | None) -> bool:
-    """Whether ``exc`` (or what caused it) is a timeout of the HTTP client or the network."""
-    seen = 0
-    while exc is not None and seen < 10:
-        if isinstance(exc, TimeoutError) or "Timeout" in type(exc).__name__:
-            return True
-        exc, seen = exc.__cause__ or exc.__context__, seen + 1
-    return False
-
-
 def hub_failure(exc: BaseException, what: str, then: str = "") -> Exception:
     """The error to raise for a Hub call that failed: :class:`WaitTimeout` (exit 5) when the
     server did not answer within the bound, else a :class:`ReleaseError` (exit 1)."""
-    if _timed_out(exc):
-        from huggingface_hub import constants
-
-        return WaitTimeout(f"{what}: the Hub at {constants.ENDPOINT} did not answer within {hub_timeout():g} s "
+    if hub_timed_out(exc):
+        return WaitTimeout(f"{what}: the Hub at {hub_endpoint()} did not answer within {hub_timeout():g} s "
                            f"(a request's bound: {HUB_TIMEOUT_ENV}){'; ' + then if then else ''}")
     return ReleaseError(f"{what}: {describe_error(exc)}{'; ' + then if then else ''}")
 
@@ -405,7 +348,7 @@ def _tag(plan: PublishPlan, oid: str, api) -> None:
     if same:
         return
     if tagged is None:
-        if _timed_out(error):
+        if hub_timed_out(error):
             raise hub_failure(error, f"{plan.repo_id}: the content is on main (commit {oid[:12]}) but creating tag "
                               f"{plan.tag} failed", "no tag was created; re-run the same command to add it")
         raise ReleaseError(
