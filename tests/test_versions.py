@@ -437,7 +437,10 @@ def test_the_help_demo_runs_as_written(tmp_path):
     for cmd in demo:
         argv = shlex.split(cmd)
         assert argv[:3] == ["python", "-m", "builder"]
-        proc = subprocess.run([sys.executable, *argv[1:]], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+        # run in a scratch folder: the package from this checkout even where it is not installed
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
+        proc = subprocess.run([sys.executable, *argv[1:]], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=600)
         assert proc.returncode == 0, f"{cmd}\n{proc.stderr[-2000:]}"
     out = pd.read_csv(tmp_path / "estimates.csv")
     assert len(out) == 20 and out["score"].between(0, 1).all()
