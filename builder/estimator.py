@@ -13,6 +13,7 @@ Usage::
     est.estimate([1, 0, 1, ...])                        # k scores in est.anchor_ids order
     est.estimate({"abstract_algebra.12": 1.0, ...})     # any subset of the anchors
     est.estimate(matrix)                                 # 2-D: one result per row
+    s = est.adaptive(budget=200, seed=0)                 # adaptive evaluation over ALL items (adaptive.py)
 
 Each result maps ``score`` (the estimate to read) with ``ci_low``..``ci_high`` (its 95%
 interval) and ``se``, the components ``irt`` (anchor-weighted mean), ``pirt``
@@ -73,6 +74,10 @@ JSON_NAME = "estimator.json"
 NPZ_NAME = "irt_parameters.npz"
 MANIFEST_NAME = "manifest.json"
 SIDE_FILES = (JSON_NAME, NPZ_NAME)
+#: the standalone adaptive-evaluation session (:meth:`TinyEstimator.adaptive`), shipped next to this file
+ADAPTIVE_NAME = "adaptive.py"
+#: the API version of adaptive.py this file works with
+ADAPTIVE_API = 1
 #: Hub organisation of the released tiny benchmarks (the default source of :func:`evaluate`)
 HUB_ORG = "tinyBenchmarks"
 #: the original package's ``evaluate(y, bench)`` names -> tiny dataset repository
@@ -390,6 +395,7 @@ class TinyEstimator:
             raise ValueError(f"{json_path}: anchor_ids disagree with the anchor positions in {npz_path.name}")
         if not isinstance(est.metadata, dict):
             raise ValueError(f"{json_path}: field 'metadata' must be an object")
+        est._adaptive_fallback = folder / ADAPTIVE_NAME  # used only when no adaptive.py sits next to this file
         return est
 
     @classmethod
@@ -419,7 +425,8 @@ class TinyEstimator:
         where = f"{repo_id}@{revision or 'main'}"
         snapshot = Path(snapshot_download(
             repo_id, repo_type="dataset", revision=revision, cache_dir=cache_dir, token=token,
-            allow_patterns=sorted({MANIFEST_NAME, prefix + MANIFEST_NAME, *(prefix + n for n in SIDE_FILES)}),
+            allow_patterns=sorted({MANIFEST_NAME, prefix + MANIFEST_NAME, ADAPTIVE_NAME,
+                                   *(prefix + n for n in SIDE_FILES)}),
         ))
         folder = snapshot / prefix if prefix else snapshot
         # the release's manifest sits at the root (paths relative to the root); a subfolder
@@ -437,21 +444,49 @@ class TinyEstimator:
         expected = manifest.get("files") if isinstance(manifest, dict) else None
         if not isinstance(expected, dict):
             raise ValueError(f"{where}: {MANIFEST_NAME} has no \"files\" table")
-        for name in SIDE_FILES:
-            path = folder / name
+        # the side files (required) and adaptive.py at the root (releases before it have none)
+        checks = [(folder / n, key_prefix + n, prefix + n) for n in SIDE_FILES]
+        code = snapshot / ADAPTIVE_NAME
+        verified_code = key_prefix == prefix and code.is_file()  # only the root's manifest lists the root's code
+        if verified_code:
+            checks.append((code, ADAPTIVE_NAME, ADAPTIVE_NAME))
+        for path, key, name in checks:
             if not path.is_file():
-                raise FileNotFoundError(f"{where}: {prefix}{name} is missing from the release")
-            entry = expected.get(key_prefix + name)
+                raise FileNotFoundError(f"{where}: {name} is missing from the release")
+            entry = expected.get(key)
             want = entry.get("sha256") if isinstance(entry, dict) else None
             if not want:
-                raise ValueError(f"{where}: the manifest has no sha256 for {prefix}{name}; refusing an unverified file")
+                raise ValueError(f"{where}: the manifest has no sha256 for {name}; refusing an unverified file")
             got = _sha256(path)
             if got != want:
                 raise ValueError(
-                    f"{where}: {prefix}{name} has sha256 {got[:12]}..., the manifest says {str(want)[:12]}...; "
+                    f"{where}: {name} has sha256 {got[:12]}..., the manifest says {str(want)[:12]}...; "
                     "refusing a modified or corrupt file"
                 )
-        return cls.load(folder)
+        est = cls.load(folder)
+        est._adaptive_fallback = code if verified_code else None
+        return est
+
+    # ------------------------------------------------------------- adaptive
+    def adaptive(self, budget: int | None = None, target_halfwidth: float | None = None, seed: int = 0,
+                 start: Mapping[str, Any] | None = None, **options: Any):
+        """An adaptive evaluation session over ALL items of the benchmark (``AdaptiveSession`` of
+        ``adaptive.py``: its docstring has the design and why the interval needs no IRT model).
+
+        ``s.next_items(n)`` draws items with known probabilities, ``s.record({id: score})``
+        records results (any order, any batch size), ``s.result()`` gives ``score``, ``ci_low``,
+        ``ci_high``, ``se``, ``n_answered``, ``done``, ... ``budget``: items to ask;
+        ``target_halfwidth``: stop once the interval is that narrow; ``start``: results already
+        in hand (e.g. the tiny split's ``{anchor_id: score}``); ``options``: ``pool``,
+        ``mixing``, ``min_draws``, ``confidence`` (see ``AdaptiveSession``).
+
+        ``adaptive.py`` is the one next to this file; failing that, the one of the folder this
+        estimator was loaded from (``from_hub`` checks its sha256 against the release manifest).
+        It is imported only here: loading side files still runs no code.
+        """
+        module = _adaptive_module(getattr(self, "_adaptive_fallback", None))
+        return module.AdaptiveSession.from_estimator(self, budget=budget, target_halfwidth=target_halfwidth,
+                                                     seed=seed, start=start, **options)
 
     # ------------------------------------------------------------- estimate
     def estimate(self, scores: Any) -> dict | list[dict]:
@@ -1009,6 +1044,41 @@ def _map_abilities(Yf, obs, A, b, mean, prec, n_newton: int = 25):
     P = expit(theta @ A.T - b)
     H = np.einsum("nj,jd,je->nde", W * P * (1 - P), A, A) + prec
     return theta, np.linalg.inv(H)
+
+
+_ADAPTIVE_MODULES: dict = {}
+
+
+def _adaptive_module(fallback: Path | None = None):
+    """``adaptive.py`` as a module: the file next to this one, else ``fallback``; cached by path and
+    content, its ``API_VERSION`` checked."""
+    import importlib.util
+
+    here = Path(__file__).resolve().with_name(ADAPTIVE_NAME)
+    path = here if here.is_file() else (Path(fallback) if fallback is not None and Path(fallback).is_file() else None)
+    if path is None:
+        raise FileNotFoundError(
+            f"{ADAPTIVE_NAME} not found next to {Path(__file__).name} (or in the estimator's folder): it ships with "
+            "every tiny benchmark release built since it exists; download it next to estimator.py")
+    digest = _sha256(path)
+    module = _ADAPTIVE_MODULES.get(digest)
+    if module is None:
+        import sys
+
+        name = f"_tinybench_adaptive_{digest[:16]}"  # one module per content, whichever folder holds it
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(name, None)
+            raise
+        _ADAPTIVE_MODULES[digest] = module
+    if getattr(module, "API_VERSION", None) != ADAPTIVE_API:
+        raise ValueError(f"{path}: API version {getattr(module, 'API_VERSION', None)!r}, this estimator needs "
+                         f"{ADAPTIVE_API}: use the estimator.py and adaptive.py of the same release")
+    return module
 
 
 def _sha256(path: Path) -> str:

@@ -21,7 +21,8 @@ from builder.dataset.options import BuildOptions
 from builder.errors import BuildError
 from builder.dataset.content import IDS_ONLY, INPUT_COLUMN, ContentTable, fewshot_split
 from builder.dataset.harness_tasks import task_files
-from builder.layout import DATASET_FORMAT, MANIFEST_SCHEMA_VERSION, config_anchor_ids, data_path, to_jsonable
+from builder.layout import (DATASET_FORMAT, MANIFEST_SCHEMA_VERSION, POOL_SPLIT, config_anchor_ids, config_item_ids,
+                            data_path, to_jsonable)
 from builder.read import ResponseMatrix
 from builder.dataset.responses import ConfigItems
 
@@ -95,16 +96,19 @@ def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[Estimat
             rows = [row_of[fit.content_of[c.name][a]] for a in anchors]
             few_name = fewshot_split(c)
             few = {few_name: contents[(c.name, few_name)].table.to_pylist()} if few_name else {}
+            # the pool: every item of the config, in estimator order, rendered as the tiny split's
+            # rows are (adaptive evaluation asks from all of them)
+            pool = [row_of[fit.content_of[c.name][iid]] for iid in config_item_ids(est, c.scenario)]
             splits = {}
-            for split in (c.tiny_split, *c.full_splits):
-                table = split_table(c, split, contents[(c.name, split)], rows if split == c.tiny_split else None,
-                                    few, f"config {c.name!r}, split {split!r}")
+            for split, sel in ((c.tiny_split, rows), *((s, None) for s in c.full_splits), (POOL_SPLIT, pool)):
+                source = c.tiny_split if split == POOL_SPLIT else split
+                table = split_table(c, source, contents[(c.name, source)], sel, few, f"config {c.name!r}, split {split!r}")
                 rel = data_path(c.name, split)
                 data.append(DataFile(rel, table))
                 splits[split] = {"path": rel, "rows": table.num_rows, "columns": table.column_names}
             configs_info[c.name] = {
                 "scenario": c.scenario, "tiny_split": c.tiny_split, "splits": splits,
-                "estimator": fit.path, "harness_task": c.harness_task,
+                "pool_split": POOL_SPLIT, "estimator": fit.path, "harness_task": c.harness_task,
                 "harness_metric": getattr(c, "harness_metric", None),
                 "harness_metric_alternatives": list(getattr(c, "harness_metric_alternatives", ()) or ()),
                 "renderer": c.renderer,
