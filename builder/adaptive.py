@@ -228,16 +228,19 @@ class AdaptiveSession:
         self._theta = self._mean.copy()
         self._cov = cov.copy()
 
-        # --- state: known results (start + recorded), the draws in order
+        # --- state: known results (start + recorded), the draws in order (arrays grown as needed)
         self._y = np.full(n, np.nan)  # results known (NaN: not known)
         self._asked = np.zeros(n, dtype=bool)  # known from the start or drawn
         self._start = np.zeros(n, dtype=bool)
         self._n_fit = -1  # results the current prediction was fitted on
         self._f = None
-        self._draws: list[int] = []  # local positions in draw order
-        self._q: list[float] = []  # probability of each draw
-        self._fd: list[float] = []  # prediction of the drawn item at its draw
-        self._F: list[np.ndarray] = []  # (S,): sum over items not asked before the draw of c_s f
+        self._T = 0  # draws so far
+        cap = min(n, self.budget) if self.budget is not None else min(n, 1024)
+        self._dk = np.zeros(cap, dtype=np.int64)  # local position of each draw
+        self._dq = np.zeros(cap)  # probability of each draw
+        self._dfd = np.zeros(cap)  # prediction of the drawn item at its draw
+        self._dF = np.zeros((cap, S))  # sum over the items not asked before the draw of c_s f, per scenario
+        self._cache: tuple | None = None  # (n recorded, increments)
         self._stopped = False
         if start:
             if not isinstance(start, Mapping):
@@ -247,9 +250,9 @@ class AdaptiveSession:
                 self._y[k] = _score(val, str(key))
             self._start = ~np.isnan(self._y)
             self._asked |= self._start
-        self._known_start = np.array([(self._cs * np.where(self._start & (self._scen == s), self._y, 0.0)).sum()
-                                      for s in range(S)])
-        self._z = float(student_t.ppf(0.5 + self.confidence / 2, 1))  # replaced as draws arrive
+        self._known_start = np.bincount(self._scen, weights=np.where(self._start, self._cs * np.nan_to_num(self._y), 0.0),
+                                        minlength=S)
+        self._n_recorded = 0
 
     # ----------------------------------------------------------------- construction
     @classmethod
@@ -263,18 +266,19 @@ class AdaptiveSession:
     @property
     def n_drawn(self) -> int:
         """Items asked so far (recorded or pending)."""
-        return len(self._draws)
+        return self._T
 
     @property
     def pending(self) -> list[str]:
         """Items asked whose result is not recorded yet, in draw order."""
-        return [self.item_ids[self._pos[k]] for k in self._draws if np.isnan(self._y[k])]
+        k = self._dk[:self._T]
+        return [self.item_ids[self._pos[j]] for j in k[np.isnan(self._y[k])]]
 
     @property
     def done(self) -> bool:
         """True once no item is left to ask and every asked item is recorded: the budget is spent,
         the target half-width is reached, or every item of the pool is known."""
-        return self._remaining() == 0 and not self.pending
+        return self._remaining() == 0 and self._n_recorded == self._T
 
     def next_items(self, n: int = 1) -> list[str]:
         """Draw up to ``n`` items to evaluate next (fewer when the budget or the pool runs out;
@@ -287,32 +291,60 @@ class AdaptiveSession:
         if n == 0:
             return []
         f = self._prediction()
-        spread = np.clip(f * (1.0 - f), _EPS, None) ** (self.tempering / 2.0)
-        h = self._c * spread
         avail = ~self._asked
-        S = len(self.scenarios)
-        cf = self._cs * f
+        # the two components of q over the items not asked yet: h (the predicted residual spread)
+        # and c (the weights, the floor); q = (1 - tau) h / H + tau c / C, renormalised after each
+        # draw by drawing a component, then an item of it, and redrawing items taken in this batch
+        h = np.where(avail, self._c * np.clip(f * (1.0 - f), _EPS, None) ** (self.tempering / 2.0), 0.0)
+        c = np.where(avail, self._c, 0.0)
+        cum_h, cum_c = np.cumsum(h), np.cumsum(c)
+        H, C = float(cum_h[-1]), float(cum_c[-1])
+        F = np.bincount(self._scen, weights=np.where(avail, self._cs * f, 0.0), minlength=len(self.scenarios))
+        self._grow(self._T + n)
         out = []
+        taken: set[int] = set()
         for _ in range(n):
-            ha = np.where(avail, h, 0.0)
-            ca = np.where(avail, self._c, 0.0)
-            H, C = ha.sum(), ca.sum()
-            if C <= 0:
+            if C <= 1e-300 * max(1.0, float(cum_c[-1])) or len(taken) == int(avail.sum()):
                 break
-            q = (1.0 - self.mixing) * ha / H + self.mixing * ca / C
-            cum = np.cumsum(q)
-            k = int(np.searchsorted(cum, self._rng.random() * cum[-1], side="right"))
-            if k >= q.size or not avail[k]:  # u * total rounded up to the total: the last available item
-                k = int(np.flatnonzero(avail)[-1])
-            F = np.bincount(self._scen, weights=np.where(avail, cf, 0.0), minlength=S)
-            self._draws.append(k)
-            self._q.append(float(q[k]))
-            self._fd.append(float(f[k]))
-            self._F.append(F)
-            avail[k] = False
+            k = self._draw(cum_h, cum_c, H, C, h, c, taken)
+            d = self._T
+            self._dk[d], self._dq[d], self._dfd[d] = k, (1 - self.mixing) * h[k] / H + self.mixing * c[k] / C, f[k]
+            self._dF[d] = F
+            F[self._scen[k]] -= self._cs[k] * f[k]
+            H -= h[k]
+            C -= c[k]
+            taken.add(k)
             self._asked[k] = True
+            self._T += 1
             out.append(self.item_ids[self._pos[k]])
         return out
+
+    def _draw(self, cum_h, cum_c, H, C, h, c, taken) -> int:
+        """One item from q = (1 - tau) h / H + tau c / C over the items not taken (H, C: their masses)."""
+        for _ in range(64):
+            use_h = H > 0 and self._rng.random() >= self.mixing
+            cum, w = (cum_h, h) if use_h else (cum_c, c)
+            k = int(np.searchsorted(cum, self._rng.random() * cum[-1], side="right"))
+            if k < w.size and w[k] > 0 and k not in taken:
+                return k
+        # many redraws (the batch took most of the remaining mass): draw from the masses left
+        left = np.ones(h.size, dtype=bool)
+        left[list(taken)] = False
+        use_h = H > 0 and self._rng.random() >= self.mixing
+        w = np.where(left, h if use_h else c, 0.0)
+        cum = np.cumsum(w)
+        k = int(np.searchsorted(cum, self._rng.random() * cum[-1], side="right"))
+        return min(k, int(np.flatnonzero(w > 0)[-1]))
+
+    def _grow(self, size: int) -> None:
+        if size <= self._dk.size:
+            return
+        cap = max(size, 2 * self._dk.size)
+        for name in ("_dk", "_dq", "_dfd", "_dF"):
+            old = getattr(self, name)
+            new = np.zeros((cap, *old.shape[1:]), dtype=old.dtype)
+            new[:old.shape[0]] = old
+            setattr(self, name, new)
 
     def record(self, results: Mapping[str, Any]) -> dict:
         """Record results ``{item_id: score}`` (scores in [0, 1]) of asked items; returns :meth:`result`.
@@ -327,7 +359,7 @@ class AdaptiveSession:
             else:
                 raise ValueError("record takes a mapping {item_id: score}")
         parsed = {}
-        drawn = set(self._draws)
+        drawn = set(self._dk[:self._T].tolist())
         for key, val in results.items():
             k = self._local_position(key, "record")
             y = _score(val, str(key))
@@ -341,6 +373,8 @@ class AdaptiveSession:
                 raise ValueError(f"score of {key!r} is missing: every asked item needs its result")
             parsed[k] = y
         for k, y in parsed.items():
+            if np.isnan(self._y[k]):
+                self._n_recorded += 1
             self._y[k] = y
         return self.result()
 
@@ -373,7 +407,7 @@ class AdaptiveSession:
             head_se = float(head_phi.std(ddof=1) / math.sqrt(T)) if T > 1 else float("nan")
             per = [(float(est[s]), float(se[s])) for s in range(S)]
             head = (float(head_phi.mean()), head_se)
-        quant = float(student_t.ppf(0.5 + self.confidence / 2, T - 1)) if T > 1 else float("nan")
+        quant = self._quantile(T)
         n_answered = int((~np.isnan(self._y)).sum())
         pred = self._predicted_scores()
 
@@ -390,7 +424,7 @@ class AdaptiveSession:
             return out
 
         res = pack(head, {"n_answered": n_answered, "n_asked": self.n_drawn, "n_used": T,
-                          "pending": self.n_drawn - int((~np.isnan(self._y[self._draws])).sum()) if self._draws else 0,
+                          "pending": self._T - self._n_recorded,
                           "budget": self.budget, "done": self.done, "prediction": float(pred.mean()),
                           "method": "adaptive"})
         if S > 1:
@@ -406,10 +440,12 @@ class AdaptiveSession:
         (its increment of the headline score; None until it and every earlier draw are recorded)."""
         phi, T = self._increments()
         out = []
-        for d, k in enumerate(self._draws):
+        for d in range(self._T):
+            k = int(self._dk[d])
             y = self._y[k]
-            out.append({"item": self.item_ids[self._pos[k]], "probability": self._q[d], "prediction": self._fd[d],
-                        "score": None if np.isnan(y) else float(y), "phi": float(phi[d].mean()) if d < T else None})
+            out.append({"item": self.item_ids[self._pos[k]], "probability": float(self._dq[d]),
+                        "prediction": float(self._dfd[d]), "score": None if np.isnan(y) else float(y),
+                        "phi": float(phi[d].mean()) if d < T else None})
         return out
 
     # ----------------------------------------------------------------- internals
@@ -423,31 +459,37 @@ class AdaptiveSession:
         if left > 0 and self.target_halfwidth is not None:
             phi, T = self._increments()
             if T >= max(self.min_draws, 2) and T == self.n_drawn:
-                half = float(student_t.ppf(0.5 + self.confidence / 2, T - 1)) * phi.mean(1).std(ddof=1) / math.sqrt(T)
+                half = self._quantile(T) * phi.mean(1).std(ddof=1) / math.sqrt(T)
                 if half <= self.target_halfwidth:
                     self._stopped = True
                     return 0
         return max(left, 0)
 
     def _increments(self) -> tuple[np.ndarray, int]:
-        """The increments (T, S) of the recorded prefix of the draws (module docstring)."""
-        if not self._draws:
-            return np.zeros((0, len(self.scenarios))), 0
-        k = np.asarray(self._draws)
+        """The increments (T, S) of the recorded prefix of the draws (module docstring); cached."""
+        S = len(self.scenarios)
+        if self._cache is not None and self._cache[0] == self._n_recorded:
+            return self._cache[1], self._cache[1].shape[0]
+        k = self._dk[:self._T]
         y = self._y[k]
         missing = np.flatnonzero(np.isnan(y))
-        T = int(missing[0]) if missing.size else len(k)
-        if T == 0:
-            return np.zeros((0, len(self.scenarios))), 0
+        T = int(missing[0]) if missing.size else k.size
         k, y = k[:T], y[:T]
-        S = len(self.scenarios)
-        onehot = np.zeros((T, S))
-        onehot[np.arange(T), self._scen[k]] = 1.0
-        contrib = onehot * (self._cs[k] * y)[:, None]  # c_s y of each draw, in its scenario
-        known = self._known_start + np.vstack([np.zeros(S), np.cumsum(contrib, 0)[:-1]])  # before draw d
-        resid = onehot * (self._cs[k] * (y - np.asarray(self._fd[:T])) / np.asarray(self._q[:T]))[:, None]
-        phi = known + np.vstack(self._F[:T]) + resid
+        sc = self._scen[k]
+        rows = np.arange(T)
+        contrib = np.zeros((T, S))
+        contrib[rows, sc] = self._cs[k] * y  # c_s y of each draw, in its scenario
+        known = self._known_start + np.cumsum(contrib, 0) - contrib  # known before draw d
+        phi = known + self._dF[:T]
+        phi[rows, sc] += self._cs[k] * (y - self._dfd[:T]) / self._dq[:T]
+        self._cache = (self._n_recorded, phi)
         return phi, T
+
+    def _quantile(self, T: int) -> float:
+        """Student's t quantile of the interval for T increments (NaN below 2)."""
+        if T < 2:
+            return float("nan")
+        return _t_quantile(0.5 + self.confidence / 2, T - 1)
 
     def _prediction(self) -> np.ndarray:
         """Posterior-averaged IRT probability of every pool item, refitted on every known result."""
@@ -483,6 +525,16 @@ class AdaptiveSession:
         return k
 
 
+_T_QUANTILES: dict = {}
+
+
+def _t_quantile(p: float, dof: int) -> float:
+    key = (p, dof)
+    if key not in _T_QUANTILES:
+        _T_QUANTILES[key] = float(student_t.ppf(p, dof))
+    return _T_QUANTILES[key]
+
+
 def _map_ability(A, b, y, mean, prec, theta0, n_newton: int = 50):
     """MAP ability on the known results (soft labels allowed) and its Laplace covariance."""
     theta = np.array(theta0, dtype=np.float64)
@@ -508,7 +560,7 @@ def _map_ability(A, b, y, mean, prec, theta0, n_newton: int = 50):
         else:
             break
         theta, f = cand, fc
-        if float(np.abs(t * step).max()) < 1e-8:
+        if float(np.abs(t * step).max()) < 1e-7:
             break
     p = expit(A @ theta - b)
     H = (A * (p * (1 - p))[:, None]).T @ A + prec

@@ -1060,7 +1060,10 @@ def _adaptive_module(fallback: Path | None = None):
         raise FileNotFoundError(
             f"{ADAPTIVE_NAME} not found next to {Path(__file__).name} (or in the estimator's folder): it ships with "
             "every tiny benchmark release built since it exists; download it next to estimator.py")
-    digest = _sha256(path)
+    st = path.stat()
+    key = (str(path), st.st_mtime_ns, st.st_size)  # hash a file once; a changed file is hashed (and loaded) again
+    digest = _ADAPTIVE_MODULES.get(key) or _sha256(path)
+    _ADAPTIVE_MODULES[key] = digest
     module = _ADAPTIVE_MODULES.get(digest)
     if module is None:
         import sys

@@ -45,6 +45,7 @@ def _run(est, y, budget, seed, batch, **kw):
     return s.result()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shift", [0.0, 3.0], ids=["like-training", "far-stronger"])
 def test_unbiased_and_covering_when_a_3d_truth_is_fitted_1d(shift):
     """Over many seeds the estimate's mean is the model's true score (the increments are a
@@ -64,6 +65,7 @@ def test_unbiased_and_covering_when_a_3d_truth_is_fitted_1d(shift):
         assert truth > 0.9  # far stronger than the training models (their mean is about 0.5)
 
 
+@pytest.mark.slow
 def test_a_plain_without_replacement_estimate_would_be_caught():
     """The unbiasedness check above can fail: dropping the known items' residuals (the naive
     without-replacement estimator FAQ's appendix B measured) is biased and is flagged."""
@@ -84,6 +86,7 @@ def test_a_plain_without_replacement_estimate_would_be_caught():
     assert abs(errs.mean()) > 3.5 * errs.std(ddof=1) / np.sqrt(errs.size)
 
 
+@pytest.mark.slow
 def test_better_than_uniform_sampling_where_the_model_fits():
     """On data from the fitted model's own family (sharp items) the session beats random items
     and comes close to the best possible rule: its effective sample size (variance of the mean
@@ -303,3 +306,73 @@ def test_the_api_version_is_checked(tmp_path, monkeypatch):
     monkeypatch.setattr(estimator, "__file__", str(tmp_path / "estimator.py"))
     with pytest.raises(ValueError, match="API version 99"):
         estimator._adaptive_module()
+
+
+# --------------------------------------------------------------------------- the command line
+
+
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory):
+    from builder.cli.main import main
+
+    d = tmp_path_factory.mktemp("adaptive_cli")
+    assert main(["simulate", "--models", "50", "--items", "300", "--dims", "1", "--seed", "4",
+                 "--out", str(d / "sim.parquet")]) == 0
+    assert main(["fit", str(d / "sim.parquet"), "--anchors", "30", "--out", str(d / "tiny"), "--dims", "1",
+                 "--quiet"]) == 0
+    import pandas as pd
+
+    table = pd.read_parquet(d / "sim.parquet")
+    table.iloc[:3].to_parquet(d / "three.parquet")
+    gappy = table.iloc[:1].copy()
+    gappy.iloc[0, :100] = np.nan  # a model with 100 items not evaluated
+    gappy.to_parquet(d / "gappy.parquet")
+    return d
+
+
+def test_cli_runs_the_loop_against_a_table_and_matches_the_api(fitted, capsys):
+    from builder.cli.main import main
+    import pandas as pd
+
+    assert main(["adaptive", str(fitted / "tiny"), "--answers", str(fitted / "three.parquet"), "--budget", "40",
+                 "--batch", "8", "--seed", "2", "--out", str(fitted / "a.csv")]) == 0
+    err = capsys.readouterr().err
+    assert "40 asked, score" in err and "wrote 3 estimate(s)" in err
+    df = pd.read_csv(fitted / "a.csv")
+    assert list(df.columns) == ["model", "score", "ci_low", "ci_high", "se", "n_asked", "n_answered", "pool",
+                                "table_score", "done"]
+    table = pd.read_parquet(fitted / "three.parquet")
+    est = TinyEstimator.load(fitted / "tiny")
+    for i, model in enumerate(table.index):
+        y = table.iloc[i]
+        s = est.adaptive(budget=40, seed=2)
+        while not s.done:
+            s.record({k: float(y[k]) for k in s.next_items(8)})
+        assert df["score"][i] == pytest.approx(s.result()["score"])
+        assert df["table_score"][i] == pytest.approx(y.mean())
+    assert (df["n_asked"] == 40).all() and df["done"].all()
+    # warm start from the tiny split: the anchors are known, 40 more are asked
+    assert main(["adaptive", str(fitted / "tiny"), "--answers", str(fitted / "three.parquet"), "--budget", "40",
+                 "--warm-start", "--quiet", "--model", table.index[0]]) == 0
+    out = capsys.readouterr().out
+    assert table.index[0] in out and table.index[1] not in out and " 70 " in out  # n_answered = 30 + 40
+
+
+def test_cli_restricts_a_gappy_row_to_its_items_and_refuses_bad_input(fitted, capsys):
+    from builder.cli.main import main
+
+    assert main(["adaptive", str(fitted / "tiny"), "--answers", str(fitted / "gappy.parquet"),
+                 "--target-halfwidth", "0.2", "--quiet"]) == 0
+    cap = capsys.readouterr()
+    assert "answers 200 of the 300 items" in cap.err and " 200 " in cap.out
+    assert main(["adaptive", str(fitted / "tiny"), "--answers", str(fitted / "three.parquet")]) == 2
+    assert "error: give --budget N" in capsys.readouterr().err
+    assert main(["adaptive", str(fitted / "tiny"), "--answers", str(fitted / "three.parquet"), "--budget", "5",
+                 "--out", str(fitted / "three.parquet")]) == 2
+    assert "is the scores file being read" in capsys.readouterr().err
+    assert main(["adaptive", str(fitted / "tiny"), "--answers", str(fitted / "three.parquet"), "--budget", "5",
+                 "--model", "nobody"]) == 2
+    assert "no model 'nobody'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["adaptive", str(fitted / "tiny"), "--answers", str(fitted / "three.parquet"), "--target-halfwidth", "2"])
+    assert "must be a half-width in (0, 1)" in capsys.readouterr().err
