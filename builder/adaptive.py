@@ -250,6 +250,7 @@ class AdaptiveSession:
                 self._y[k] = _score(val, str(key))
             self._start = ~np.isnan(self._y)
             self._asked |= self._start
+        self._start_idx = np.flatnonzero(self._start)
         self._known_start = np.bincount(self._scen, weights=np.where(self._start, self._cs * np.nan_to_num(self._y), 0.0),
                                         minlength=S)
         self._n_recorded = 0
@@ -291,20 +292,22 @@ class AdaptiveSession:
         if n == 0:
             return []
         f = self._prediction()
-        avail = ~self._asked
+        asked = self._asked_positions()
+        n_avail = f.size - asked.size
         # the two components of q over the items not asked yet: h (the predicted residual spread)
         # and c (the weights, the floor); q = (1 - tau) h / H + tau c / C, renormalised after each
         # draw by drawing a component, then an item of it, and redrawing items taken in this batch
-        h = np.where(avail, self._c * np.clip(f * (1.0 - f), _EPS, None) ** (self.tempering / 2.0), 0.0)
-        c = np.where(avail, self._c, 0.0)
+        h, c = self._hbase.copy(), self._c.copy()
+        h[asked] = 0.0
+        c[asked] = 0.0
         cum_h, cum_c = np.cumsum(h), np.cumsum(c)
         H, C = float(cum_h[-1]), float(cum_c[-1])
-        F = np.bincount(self._scen, weights=np.where(avail, self._cs * f, 0.0), minlength=len(self.scenarios))
+        F = self._Fall - np.bincount(self._scen[asked], weights=self._cf[asked], minlength=len(self.scenarios))
         self._grow(self._T + n)
         out = []
         taken: set[int] = set()
         for _ in range(n):
-            if C <= 1e-300 * max(1.0, float(cum_c[-1])) or len(taken) == int(avail.sum()):
+            if len(taken) >= n_avail:
                 break
             k = self._draw(cum_h, cum_c, H, C, h, c, taken)
             d = self._T
@@ -391,7 +394,8 @@ class AdaptiveSession:
         """
         phi, T = self._increments()  # (T, S)
         S = len(self.scenarios)
-        known_all = bool((~np.isnan(self._y)).all())
+        n_answered = self._start_idx.size + self._n_recorded
+        known_all = n_answered == self._y.size
         if known_all:  # every item of the pool is known: the score itself
             exact = np.array([(self._cs * np.where(self._scen == s, self._y, 0.0)).sum() for s in range(S)])
             per = [(float(exact[s]), 0.0) for s in range(S)]
@@ -408,7 +412,6 @@ class AdaptiveSession:
             per = [(float(est[s]), float(se[s])) for s in range(S)]
             head = (float(head_phi.mean()), head_se)
         quant = self._quantile(T)
-        n_answered = int((~np.isnan(self._y)).sum())
         pred = self._predicted_scores()
 
         def pack(score_se, extra):
@@ -453,7 +456,7 @@ class AdaptiveSession:
         """Items the session may still ask."""
         if self._stopped:
             return 0
-        left = int((~self._asked).sum())
+        left = self._y.size - self._start_idx.size - self._T
         if self.budget is not None:
             left = min(left, self.budget - self.n_drawn)
         if left > 0 and self.target_halfwidth is not None:
@@ -491,25 +494,39 @@ class AdaptiveSession:
             return float("nan")
         return _t_quantile(0.5 + self.confidence / 2, T - 1)
 
+    def _asked_positions(self) -> np.ndarray:
+        """Local positions of the start items and of every draw."""
+        return np.concatenate([self._start_idx, self._dk[:self._T]])
+
+    def _known_positions(self) -> np.ndarray:
+        """Local positions of every known result (start + recorded)."""
+        k = self._dk[:self._T]
+        return np.concatenate([self._start_idx, k[~np.isnan(self._y[k])]])
+
     def _prediction(self) -> np.ndarray:
-        """Posterior-averaged IRT probability of every pool item, refitted on every known result."""
-        known = ~np.isnan(self._y)
-        n_known = int(known.sum())
+        """Posterior-averaged IRT probability of every pool item, refitted on every known result
+        (with what the draws and the estimate need of it: the draw weights h, c_s f and its sums)."""
+        n_known = self._start_idx.size + self._n_recorded
         if self._f is None or n_known != self._n_fit:
-            idx = np.flatnonzero(known)
+            idx = self._known_positions()
             self._theta, self._cov = _map_ability(self._A[idx], self._b[idx], self._y[idx], self._mean, self._prec,
                                                   self._theta)
             m = self._A @ self._theta - self._b
             s2 = self._AA @ self._cov.reshape(-1)
-            self._f = expit(m / np.sqrt(1.0 + np.pi / 8.0 * s2))
+            f = expit(m / np.sqrt(1.0 + np.pi / 8.0 * s2))
+            spread = np.clip(f * (1.0 - f), _EPS, None)
+            spread = np.sqrt(spread) if self.tempering == 1.0 else spread ** (self.tempering / 2.0)
+            self._f, self._hbase, self._cf = f, self._c * spread, self._cs * f
+            self._Fall = np.bincount(self._scen, weights=self._cf, minlength=len(self.scenarios))
             self._n_fit = n_known
         return self._f
 
     def _predicted_scores(self) -> np.ndarray:
         """(S,): known results plus predictions of the other items (the IRT model's estimate)."""
-        f = self._prediction()
-        v = np.where(np.isnan(self._y), f, self._y) * self._cs
-        return np.bincount(self._scen, weights=v, minlength=len(self.scenarios))
+        self._prediction()
+        k = self._known_positions()
+        return self._Fall + np.bincount(self._scen[k], weights=self._cs[k] * self._y[k] - self._cf[k],
+                                        minlength=len(self.scenarios))
 
     def _position(self, key: Any, where: str) -> int:
         j = self._index.get(str(key))
