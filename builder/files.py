@@ -11,6 +11,13 @@ their umask said otherwise. :func:`atomic_output` creates the temporary file wit
 (mode 0666 minus the umask, as any other file the user creates) and leaves nothing behind
 on an error. :func:`same_file` tells whether an output path would replace an input.
 
+A file the tools name after a user's path (``<out stem>.failed.txt`` next to ``--out``) is a
+*sidecar*: the user never named it, so it must not cost them a file. :func:`check_sidecar`
+refuses one that is a symbolic link, not a regular file, or a regular file that does not start
+with the header this tool writes; :func:`write_sidecar` checks again and writes it atomically
+(a temporary sibling created with ``O_EXCL``, which never follows a link, then a rename, which
+replaces a name and never writes through it).
+
 This module imports nothing of the package: every floor may use it.
 """
 
@@ -22,7 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-__all__ = ["atomic_output", "same_file", "is_within"]
+__all__ = ["atomic_output", "same_file", "is_within", "check_sidecar", "write_sidecar"]
 
 
 @contextmanager
@@ -60,3 +67,38 @@ def is_within(path: str | os.PathLike, folder: str | os.PathLike) -> bool:
     """Whether ``path`` is ``folder`` or lies inside it (after resolving links)."""
     p, f = Path(path).resolve(), Path(folder).resolve()
     return p == f or f in p.parents
+
+
+def check_sidecar(path: str | os.PathLike, header: str) -> None:
+    """Refuse (:class:`FileExistsError`) to write ``path`` unless it is absent or a regular file
+    of ours: one whose text starts with ``header``, the first line this tool writes in it."""
+    path = Path(path)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    import stat
+
+    if stat.S_ISLNK(st.st_mode):
+        raise FileExistsError(f"{path} is a symbolic link; refusing to write through it: remove it or choose "
+                              "another output name")
+    if not stat.S_ISREG(st.st_mode):
+        raise FileExistsError(f"{path} exists and is not a regular file; refusing to replace it: remove it or "
+                              "choose another output name")
+    want = header.encode("utf-8")
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as fh:
+        head = fh.read(len(want))
+    if head != want:
+        raise FileExistsError(f"{path} exists and was not written by this tool (it does not start with "
+                              f"{header!r:.60}); refusing to overwrite it: move it away or choose another output name")
+
+
+def write_sidecar(path: str | os.PathLike, text: str, header: str) -> Path:
+    """Write ``text`` (which starts with ``header``) to ``path`` atomically, if :func:`check_sidecar` allows."""
+    if not text.startswith(header):
+        raise ValueError("a sidecar's text starts with its header")
+    check_sidecar(path, header)
+    with atomic_output(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return Path(path)

@@ -37,6 +37,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import shutil
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -79,8 +80,9 @@ POOL_SPLIT = "pool"
 
 __all__ = [
     "DATASET_FORMAT", "FIT_FORMAT", "OWN_FORMATS", "MANIFEST_SCHEMA_VERSION", "MANIFEST_NAME", "CARD_NAME",
-    "VALIDATION_NAME", "PLOT_NAME", "ESTIMATOR_CODE", "ADAPTIVE_CODE", "CODE_FILES", "ESTIMATOR_JSON", "ESTIMATOR_NPZ", "ESTIMATOR_FILES", "HARNESS_DIR", "POOL_SPLIT",
-    "data_path", "estimator_folder", "file_sha256", "FileDigest", "file_digest", "input_record", "matrix_record",
+    "VALIDATION_NAME", "PLOT_NAME", "ESTIMATOR_CODE", "ADAPTIVE_CODE", "CODE_FILES", "ESTIMATOR_JSON", "ESTIMATOR_NPZ",
+    "ESTIMATOR_FILES", "HARNESS_DIR", "POOL_SPLIT",
+    "data_path", "estimator_folder", "child_path", "name_problem", "file_sha256", "FileDigest", "file_digest", "input_record", "matrix_record",
     "is_hidden",
     "listed_files", "to_jsonable", "write_json", "write_parquet", "copy_estimator_code", "atomic_write_text",
     "write_manifest", "read_manifest", "verify_manifest", "refresh_manifest", "is_dataset_folder",
@@ -97,7 +99,44 @@ def data_path(config: str, split: str) -> str:
 
 def estimator_folder(folder: str | os.PathLike, path: str) -> Path:
     """The folder of an estimator: ``path`` is relative to ``folder`` (``""`` = the root)."""
-    return Path(folder) / path if path else Path(folder)
+    return child_path(folder, path) if path else Path(folder)
+
+
+#: a name that becomes a path part of the folder (config, split, harness task): letters, digits, _ . -
+#: starting with a letter, digit or _ (never hidden, never ``.`` or ``..``), at most 96 characters
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,95}")
+#: datasets' rule for split names (``datasets.naming._split_re``), ASCII only
+_SPLIT_NAME = re.compile(r"[A-Za-z0-9_]{1,96}(\.[A-Za-z0-9_]+)*")
+
+
+def name_problem(value: object, what: str, split: bool = False) -> str | None:
+    """Why ``value`` cannot be a plain name (a config, split or task name), or None.
+
+    These names become file and folder names of the build (``<config>/<split>-...parquet``,
+    ``lm_eval/<task>.yaml``): a path separator, ``..``, an absolute path or a control
+    character would write outside the output folder or make names no one can type. A
+    split also follows datasets' rule (``\\w+(\\.\\w+)*``, ASCII), so ``load_dataset`` reads it.
+    """
+    rule = _SPLIT_NAME if split else _PLAIN_NAME
+    if isinstance(value, str) and rule.fullmatch(value) and ".." not in value and len(value) <= 96:
+        return None
+    allowed = "letters, digits, _ and single dots" if split else "letters, digits, _ . -, not starting with . or -"
+    return (f"{what} must be a plain name ({allowed}; no path separators, '..', absolute paths or control "
+            f"characters; at most 96 characters), got {value!r:.120}")
+
+
+def child_path(folder: str | os.PathLike, rel: str) -> Path:
+    """``folder / rel`` for a relative POSIX path that stays inside ``folder``; BuildError otherwise.
+
+    The registry and the spec loader refuse names that are not plain names; this is the last
+    check before a file is written, so that no name from a spec or a manifest ever writes
+    outside the folder (absolute paths, ``..``, backslashes, control characters, empty parts).
+    """
+    parts = rel.split("/") if isinstance(rel, str) else []
+    if (not parts or rel.startswith("/") or "\\" in rel
+            or any(p in ("", ".", "..") or not p.isprintable() for p in parts)):
+        raise BuildError(f"refusing to write {rel!r:.120}: not a plain relative path inside the folder")
+    return Path(folder).joinpath(*parts)
 
 
 # ============================================================================ hashing

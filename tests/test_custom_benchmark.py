@@ -139,7 +139,7 @@ def test_a_spec_file_is_checked(tmp_path, capsys):
     assert "'tinyMMLU' is a registered tiny benchmark" in capsys.readouterr().err
     bad.write_text('name = "tinyX"\nlicense = "mit"\ncitation = "@misc{x, title={X}}"\nprompt = "{{ q "\n')
     assert main(["build", "--spec", str(bad), "--responses", str(bad), "--out", str(tmp_path / "o")]) == 2
-    assert "prompt is not a valid jinja2 template" in capsys.readouterr().err
+    assert "prompt: not a valid jinja2 template" in capsys.readouterr().err
     bad.write_text('name = "tinyX"\nlicense = "mit"\ncitation = "@misc{x, title={X}}"\nlicence = "mit"\n')
     assert main(["build", "--spec", str(bad), "--responses", str(bad), "--out", str(tmp_path / "o")]) == 2
     assert "unknown key(s) ['licence']" in capsys.readouterr().err

@@ -92,8 +92,8 @@ BAD_CONFIGS = {
                        "unknown key(s) ['response']"),
     "missing_responses": ('[release]\norg = "o"\n[[benchmark]]\nname = "tinyMMLU"\nresponses = "nope.parquet"\n',
                           "responses 'nope.parquet' not found"),
-    "missing_content": ('[release]\norg = "o"\n[[benchmark]]\nname = "tinyMMLU"\nresponses = "r.parquet"\n'
-                        'content = { test = "./nope.parquet" }\n', "content for split 'test'"),
+    "missing_content": (('[release]\norg = "o"\n[[benchmark]]\nname = "tinyMMLU"\nresponses = "r.parquet"\n'
+                         'content = { test = "./nope.parquet" }\n'), "content for split 'test'"),
     "bad_anchors": ('[release]\norg = "o"\n[[benchmark]]\nname = "tinyMMLU"\nresponses = "r.parquet"\nanchors = 0\n',
                     "anchors must be a positive integer"),
     "twice": ('[release]\norg = "o"\n' + '[[benchmark]]\nname = "tinyMMLU"\nresponses = "r.parquet"\n' * 2, "listed twice"),

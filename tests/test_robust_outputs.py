@@ -17,7 +17,6 @@ import shutil
 import stat
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 

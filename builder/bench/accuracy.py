@@ -65,7 +65,9 @@ def run_split(name: str, path: str, protocol: str, seed: int, k: int, dev_rep: i
     t0 = time.perf_counter()
     out = res.estimator.estimate(Yt[:, res.anchors.positions])
     est_ms = 1000 * (time.perf_counter() - t0) / len(test)
-    get = lambda key: [float(r[key]) for r in out]
+    def get(key):
+        return [float(r[key]) for r in out]
+
     comp = res.estimator.components(Yt[:, res.anchors.positions])
     return {
         "components": {key: comp[key][:, 0].tolist() for key in ("db", "se_db", "mb", "ridge", "weight_db", "se")},

@@ -62,7 +62,7 @@ def model_scores(k: int) -> dict[str, dict[str, np.ndarray]]:
     rng = np.random.default_rng(k)
     ability = rng.normal()
     out = {}
-    for scenario, name, rows, fields in task_files():
+    for _scenario, name, rows, fields in task_files():
         diff = np.random.default_rng(zlib.crc32(name.encode())).normal(size=rows)
         p = 1 / (1 + np.exp(-(ability - diff)))
         vals = {}

@@ -75,6 +75,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from builder.bench import protocols
+from builder.errors import PeersUnavailableError, PeerWorkerError
 
 #: the BenchPred methods of the accuracy benchmark (keys of ``benchpred.all_methods``)
 PEER_METHODS = (
@@ -113,14 +114,6 @@ def kill_active_workers() -> int:
     for proc in procs:
         proc.kill()
     return len(procs)
-
-
-class PeersUnavailableError(RuntimeError):
-    """Some results are not cached and there is no BenchPred interpreter to compute them."""
-
-
-class PeerWorkerError(RuntimeError):
-    """The BenchPred worker could not run (bad venv, crash, protocol violation)."""
 
 
 # ----------------------------------------------------------------------------- data

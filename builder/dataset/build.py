@@ -162,10 +162,11 @@ def write_folder(plan: FolderPlan, out: str | os.PathLike, *, previous: CardInpu
             fit.estimator.save(folder)
             layout.write_json(folder / layout.VALIDATION_NAME, fit.report)
         for data in plan.data:
-            layout.write_parquet(data.table, tmp / data.path)
+            layout.write_parquet(data.table, layout.child_path(tmp, data.path))
         for rel, text in plan.texts:  # the lm-eval task files
-            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
-            (tmp / rel).write_text(text, encoding="utf-8")
+            path = layout.child_path(tmp, rel)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
         layout.copy_estimator_code(tmp)
         write_card_files(tmp, plan.card, previous=previous, templates=templates)
         layout.write_manifest(tmp, plan.manifest)

@@ -49,6 +49,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from builder.errors import OriginalFormatError
 from builder.registry import get_by_original
 from builder.estimator import TinyEstimator
 from builder.layout import (FIT_FORMAT, MANIFEST_SCHEMA_VERSION, check_replaceable, copy_estimator_code, file_sha256, staging,
@@ -65,10 +66,6 @@ _KEYS = ("seen_examples", "examples_weights", "irt_parameters", "optimal_lambdas
 #: the input of the published reference (``--check``) and what the original returns for ``mmlu``
 REFERENCE_Y = [1 if i % 3 == 0 else 0 for i in range(100)]
 REFERENCE_MMLU = {"irt": 0.3231872855436154, "pirt": 0.3388445659317948, "gpirt": 0.3371074242933746}
-
-
-class OriginalFormatError(ValueError):
-    """A pickle that is not the original package's ``tinyBenchmarks.pkl`` layout."""
 
 
 def read_original(path: str | os.PathLike) -> dict:

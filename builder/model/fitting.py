@@ -448,7 +448,10 @@ def validation_report(Yv, truth, oof, params, pb: _Problem, k, seed) -> dict:
         t = truth[:, s]
         p = params[name]
         gp, _ = gp_blend(oof["irt"][:, s], oof["pirt"][:, s], oof["se_irt"][:, s], oof["se_pirt"][:, s], p["lambda"])
-        mae = lambda x: float(np.nanmean(np.abs(x - t)))
+
+        def mae(x, t=t):
+            return float(np.nanmean(np.abs(x - t)))
+
         rho = spearmanr(score[:, s], t).statistic if len(t) > 2 and np.std(t) > 0 else float("nan")
         row = {"scenario": name, "models": int(len(t)), "random": float(rand_by[name]),
                "irt": mae(oof["irt"][:, s]), "pirt": mae(oof["pirt"][:, s]), "gpirt": mae(gp),
@@ -502,10 +505,10 @@ def report_markdown(report: dict) -> str:
     folds = report.get("n_folds", 1)
     how = f"{folds}-fold cross-fitting" if folds > 1 else "a held-out split"
     lines = [
-        f"Validation on {report.get('n_validation_models', '?')} training models, each estimated by "
-        f"{how}: the IRT fit and the regression never saw it (IRT dimension D = {report.get('n_dims', '?')}). "
-        "MAE of the full-score estimate (score: the estimate to read; irt, p-IRT, gp-IRT: the tinyBenchmarks "
-        "components); Spearman rank correlation and coverage of the 95% interval of the score.",
+        (f"Validation on {report.get('n_validation_models', '?')} training models, each estimated by "
+         f"{how}: the IRT fit and the regression never saw it (IRT dimension D = {report.get('n_dims', '?')}). "
+         "MAE of the full-score estimate (score: the estimate to read; irt, p-IRT, gp-IRT: the tinyBenchmarks "
+         "components); Spearman rank correlation and coverage of the 95% interval of the score."),
         "",
         "| scenario | models | random-k | irt | p-IRT | gp-IRT | score | Spearman | coverage |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",

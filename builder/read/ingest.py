@@ -24,19 +24,16 @@ share, partially covered models, reader notes) is printed.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
-import numpy as np
-import pandas as pd
 
-from builder.read.matrix import MatrixFormatError, ResponseMatrix
+from builder.errors import IncompleteIngest
+from builder.read.matrix import ResponseMatrix
 from builder.read.sources import SourceError
 from builder.read.sources._common import Options, Unit, UnitFailure, map_units, walk_files
 from builder.read.sources.reduce import MatrixReducer, matrix_to_parts, unit_keys
@@ -127,26 +124,6 @@ def _sniff_json(path: Path) -> str | None:
     if b'"instance_id"' in head:
         return "helm"
     return None
-
-
-class IncompleteIngest(Exception):
-    """Some models could not be read even after their retries.
-
-    Attributes
-    ----------
-    matrix : ResponseMatrix or None
-        The matrix of every other model (None when no model could be read); its notes name
-        each failed model.
-    failures : list of UnitFailure
-        Model, source, last error and attempts of each failed unit, in source order.
-    """
-
-    def __init__(self, matrix: ResponseMatrix | None, failures: list[UnitFailure]):
-        self.matrix = matrix
-        self.failures = failures
-        first = failures[0]
-        more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
-        super().__init__(f"{len(failures)} model(s) could not be read: {first.model}: {first.error}{more}")
 
 
 @dataclass

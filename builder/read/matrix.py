@@ -22,13 +22,11 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from builder.errors import MatrixFormatError, one_line
+
 LONG_COLUMNS = ("model", "item", "score")
 #: columns of :attr:`ResponseMatrix.item_info` that every reader fills when it can
 ITEM_INFO_COLUMNS = ("scenario", "subscenario")
-
-
-class MatrixFormatError(ValueError):
-    """A score table that cannot be read as a response matrix (bad layout or values)."""
 
 
 @dataclass
@@ -248,7 +246,7 @@ class ResponseMatrix:
         except ValueError as exc:  # CsvFormatError: the message names the file already
             raise MatrixFormatError(str(exc) if str(path) in str(exc) else f"{path}: {exc}") from exc
         except Exception as exc:  # pyarrow/pandas errors: name the file, hide the traceback
-            raise MatrixFormatError(f"{path}: cannot read table: {_one_line(exc)}") from exc
+            raise MatrixFormatError(f"{path}: cannot read table: {one_line(exc, 300)}") from exc
         return cls.from_frame(df, source=str(path), allow_no_items=columns is not None)
 
     def write(self, path: str | os.PathLike) -> Path:
@@ -309,11 +307,6 @@ def _check_names(names: Iterable, source: str, what: str, where: str) -> None:
     for i, name in enumerate(names):
         if name is None or (isinstance(name, float) and np.isnan(name)) or not str(name).strip():
             raise MatrixFormatError(f"{source}: {where} {i + 1} has an empty {what}")
-
-
-def _one_line(exc: BaseException, limit: int = 300) -> str:
-    text = " ".join(str(exc).split())
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _to_float(df: pd.DataFrame, source: str) -> np.ndarray:

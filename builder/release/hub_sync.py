@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from builder import layout
+from builder.errors import describe_error
 from builder.release.config import ReleaseError, latest_release_below, parse_version, tag_version, version_tag
 
 __all__ = [
@@ -59,17 +60,8 @@ def token_configured() -> bool:
         from huggingface_hub import get_token
 
         return bool(get_token())
-    except Exception:  # pragma: no cover
+    except Exception:  # noqa: BLE001 - no token helper: the environment decides  # pragma: no cover
         return bool(os.environ.get("HF_TOKEN"))
-
-
-def describe_error(exc: BaseException) -> str:
-    """A one-line description of a client error (never includes request headers)."""
-    status = getattr(getattr(exc, "response", None), "status_code", None)
-    msg = " ".join(str(exc).split())
-    if len(msg) > 400:
-        msg = msg[:400] + "..."
-    return f"{type(exc).__name__}{f' (HTTP {status})' if status else ''}: {msg}"
 
 
 # ============================================================================ the two trees
@@ -249,7 +241,7 @@ def plan_publish(folder: str | os.PathLike, repo_id: str, version: str, api=None
         remote = remote_files(repo_id, main_oid, api) if exists and main_oid else {}
     except ReleaseError:
         raise
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any client error becomes a ReleaseError
         raise ReleaseError(f"{repo_id}: could not read the repository: {describe_error(exc)}") from None
     diff = compare_trees(local, remote)
     if exists and main_oid and _identical(diff):
@@ -263,7 +255,7 @@ def _verify_tag(plan: PublishPlan, api) -> str:
         _, _, tags = _refs(plan.repo_id, api)
         oid = tags.get(plan.tag)
         remote = remote_files(plan.repo_id, oid, api) if oid else None
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any client error becomes a ReleaseError
         raise ReleaseError(f"{plan.repo_id}: could not check tag {plan.tag}: {describe_error(exc)}; "
                            "re-run the same command to check and finish") from None
     if oid is None:
@@ -283,13 +275,13 @@ def _tag(plan: PublishPlan, oid: str, api) -> None:
         return
     except HfHubHTTPError as exc:
         error = exc
-    except Exception as exc:  # transport errors: the tag may or may not exist now
+    except Exception as exc:  # noqa: BLE001 - transport errors: the tag may or may not exist now
         error = exc
     # Did the tag land anyway (a lost answer, a concurrent identical release)?
     try:
         _verify_tag(plan, api)
         return
-    except Exception:
+    except Exception:  # noqa: BLE001 - not verified: the caller reports the first error
         pass
     raise ReleaseError(
         f"{plan.repo_id}: the content is on main (commit {oid[:12]}) but creating tag {plan.tag} failed: "
@@ -310,7 +302,7 @@ def execute_plan(plan: PublishPlan, api=None, *, message: str | None = None) -> 
     if not plan.repo_exists:
         try:
             api.create_repo(plan.repo_id, repo_type=REPO_TYPE, exist_ok=True, private=plan.private)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any client error becomes a ReleaseError
             raise ReleaseError(f"{plan.repo_id}: could not create the repository: {describe_error(exc)}") from None
     ops: list = [CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(plan.folder / rel)) for rel in plan.local]
     ops += [CommitOperationDelete(path_in_repo=rel) for rel in plan.diff["deleted"]]
@@ -321,7 +313,7 @@ def execute_plan(plan: PublishPlan, api=None, *, message: str | None = None) -> 
     try:
         info = api.create_commit(plan.repo_id, repo_type=REPO_TYPE, operations=ops, commit_message=summary,
                                  commit_description=description, parent_commit=plan.main_oid)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any client error becomes a ReleaseError
         raise ReleaseError(
             f"{plan.repo_id}: the commit failed: {describe_error(exc)}. No tag was created, so {plan.tag} is not "
             "published; re-run the same command to retry (it picks up whatever reached main)") from None
@@ -356,7 +348,7 @@ def publish_release(folders: Mapping[str, Path], version: str, api=None, *, priv
         except ReleaseError as exc:
             refused.append(str(exc))
     if refused:
-        raise ReleaseError("nothing was published:\n  " + "\n  ".join(refused))
+        raise ReleaseError("nothing was published: " + "; ".join(refused))
     for p in plans:
         log(p.describe())
     results = []
@@ -365,7 +357,7 @@ def publish_release(folders: Mapping[str, Path], version: str, api=None, *, priv
             results.append(execute_plan(plan, api))
         except ReleaseError as exc:
             done = ", ".join(f"{r.repo_id}@{r.tag}" for r in results) or "none"
-            raise ReleaseError(f"{exc}\n(published before the failure: {done}; re-run to finish)") from None
+            raise ReleaseError(f"{exc} (published before the failure: {done}; re-run to finish)") from None
         r = results[-1]
         log(f"{r.repo_id}: {r.tag} -> {r.commit[:12]} ({r.action})")
     return results

@@ -135,7 +135,7 @@ def _fetch_previous_releases(config: ReleaseConfig, version: str, dest: Path, *,
         repo_id = entry.repo_id(config.org)
         try:
             got = fetch_previous(repo_id, version, dest / entry.name, api)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - fatal with --push, a note otherwise
             if push:
                 raise ReleaseError(f"{repo_id}: could not fetch the previous release: {describe_error(exc)}") from None
             log(f"note: {repo_id}: the previous release could not be fetched ({_reason(exc)}); "
@@ -244,13 +244,13 @@ def _quiet_clients() -> None:
         from huggingface_hub.utils import disable_progress_bars
 
         disable_progress_bars()
-    except Exception:  # pragma: no cover
+    except Exception:  # noqa: BLE001 - quieter bars are optional  # pragma: no cover
         pass
     try:
         from datasets.utils.logging import disable_progress_bar
 
         disable_progress_bar()
-    except Exception:  # pragma: no cover
+    except Exception:  # noqa: BLE001 - quieter bars are optional  # pragma: no cover
         pass
 
 

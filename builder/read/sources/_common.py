@@ -23,12 +23,12 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from functools import partial
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
 
-from builder.read.matrix import ResponseMatrix, subscenario_of
+from builder.errors import ReadFailed
 from builder.read.sources import ModelUnavailable, SourceError
 
 
@@ -276,11 +276,6 @@ class UnitFailure:
 
     def note(self) -> str:
         return f"{self.model}: not read ({self.source}): {self.error} (after {self.attempts} attempt(s))"
-
-
-class ReadFailed(Exception):
-    """A unit's read failed; the message already describes the error and its cause (built where
-    it happened: a pickled exception loses its ``__cause__`` on the way from a worker)."""
 
 
 def describe_error(exc: BaseException, limit: int = 400) -> str:

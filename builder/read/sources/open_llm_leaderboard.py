@@ -250,7 +250,7 @@ def _read_content(pf, path: str) -> pd.DataFrame | None:
         return None
     try:
         table = pf.read(columns=cols)
-    except Exception:
+    except Exception:  # noqa: BLE001 - an unreadable parquet is skipped
         return None
     return pd.DataFrame({c: table.column(c).to_pylist() for c in cols})
 
@@ -580,7 +580,7 @@ def _download(
             repo_id = f"{org}/{name}"
             try:
                 files = list(api.list_repo_files(repo_id, repo_type="dataset"))
-            except Exception as exc:  # RepositoryNotFoundError, GatedRepoError, HTTP errors
+            except Exception as exc:  # noqa: BLE001 - RepositoryNotFoundError, GatedRepoError, HTTP errors
                 last = exc
                 continue
             wanted = select(files)
