@@ -127,6 +127,9 @@ class AdaptiveSession:
     prior_scale : float
         Multiplies the ability prior's covariance (> 1 lets the prediction leave the training
         models' range faster).
+    calibrate : bool
+        Recalibrate the predictions' logits (``alpha + beta z``) on the recorded draws, each
+        against the prediction it had when it was drawn.
     min_draws : int
         Draws before ``target_halfwidth`` may stop the session.
     confidence : float
@@ -154,6 +157,7 @@ class AdaptiveSession:
         mixing: float = DEFAULT_MIXING,
         tempering: float = DEFAULT_TEMPERING,
         prior_scale: float = DEFAULT_PRIOR_SCALE,
+        calibrate: bool = False,
         min_draws: int = DEFAULT_MIN_DRAWS,
         confidence: float = 0.95,
         offset_scale: float = 1.0,
@@ -191,6 +195,7 @@ class AdaptiveSession:
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
                 raise ValueError(f"{name} must be a number in [{lo:g}, {hi:g}], got {v!r}")
         self.tempering, self.prior_scale = float(tempering), float(prior_scale)
+        self.calibrate = bool(calibrate)
         self.min_draws = _check_count("min_draws", min_draws) or 2
         if not 0 < confidence < 1:
             raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
@@ -239,6 +244,7 @@ class AdaptiveSession:
         self._dk = np.zeros(cap, dtype=np.int64)  # local position of each draw
         self._dq = np.zeros(cap)  # probability of each draw
         self._dfd = np.zeros(cap)  # prediction of the drawn item at its draw
+        self._dz = np.zeros(cap)  # its IRT logit before any recalibration
         self._dF = np.zeros((cap, S))  # sum over the items not asked before the draw of c_s f, per scenario
         self._cache: tuple | None = None  # (n recorded, increments)
         self._stopped = False
@@ -312,6 +318,7 @@ class AdaptiveSession:
             k = self._draw(cum_h, cum_c, H, C, h, c, taken)
             d = self._T
             self._dk[d], self._dq[d], self._dfd[d] = k, (1 - self.mixing) * h[k] / H + self.mixing * c[k] / C, f[k]
+            self._dz[d] = self._zraw[k]
             self._dF[d] = F
             F[self._scen[k]] -= self._cs[k] * f[k]
             H -= h[k]
@@ -343,7 +350,7 @@ class AdaptiveSession:
         if size <= self._dk.size:
             return
         cap = max(size, 2 * self._dk.size)
-        for name in ("_dk", "_dq", "_dfd", "_dF"):
+        for name in ("_dk", "_dq", "_dfd", "_dz", "_dF"):
             old = getattr(self, name)
             new = np.zeros((cap, *old.shape[1:]), dtype=old.dtype)
             new[:old.shape[0]] = old
@@ -513,13 +520,40 @@ class AdaptiveSession:
                                                   self._theta)
             m = self._A @ self._theta - self._b
             s2 = self._AA @ self._cov.reshape(-1)
-            f = expit(m / np.sqrt(1.0 + np.pi / 8.0 * s2))
+            z = m / np.sqrt(1.0 + np.pi / 8.0 * s2)
+            self._zraw = z
+            if self.calibrate:
+                z = self._calibrated(z)
+            f = expit(z)
             spread = np.clip(f * (1.0 - f), _EPS, None)
             spread = np.sqrt(spread) if self.tempering == 1.0 else spread ** (self.tempering / 2.0)
             self._f, self._hbase, self._cf = f, self._c * spread, self._cs * f
             self._Fall = np.bincount(self._scen, weights=self._cf, minlength=len(self.scenarios))
             self._n_fit = n_known
         return self._f
+
+    def _calibrated(self, z: np.ndarray) -> np.ndarray:
+        """``alpha + beta z``: the logits recalibrated on the draws recorded so far, each against the
+        raw logit it had at its draw (out-of-sample for the ability fit), MAP with priors
+        alpha ~ N(0, 1), beta ~ N(1, 0.5^2); unchanged before 20 recorded draws."""
+        T = self._T
+        k = self._dk[:T]
+        ok = ~np.isnan(self._y[k])
+        if ok.sum() < 20:
+            return z
+        x, y = self._dz[:T][ok], self._y[k][ok]
+        X = np.column_stack([np.ones_like(x), x])
+        w = np.array([0.0, 1.0])
+        prior_prec, prior_mean = np.diag([1.0, 4.0]), np.array([0.0, 1.0])
+        for _ in range(20):
+            p = expit(X @ w)
+            grad = X.T @ (p - y) + prior_prec @ (w - prior_mean)
+            H = (X * (p * (1 - p))[:, None]).T @ X + prior_prec
+            step = np.linalg.solve(H, grad)
+            w = w - step
+            if np.abs(step).max() < 1e-8:
+                break
+        return w[0] + w[1] * z
 
     def _predicted_scores(self) -> np.ndarray:
         """(S,): known results plus predictions of the other items (the IRT model's estimate)."""

@@ -79,7 +79,7 @@ def main(argv=None) -> int:
     est = TinyEstimator.load(folder / path if path else folder)
     # every item of the estimator -> (its config's pool task, its row there, the metric the estimator was fitted on)
     where = {}
-    for name, info in manifest["configs"].items():
+    for info in manifest["configs"].values():
         if info["estimator"] != path:
             continue
         task = info["harness_task"] + "_pool"  # lm_eval/<task>_pool.yaml: the task over the pool split

@@ -343,7 +343,7 @@ def test_cli_runs_the_loop_against_a_table_and_matches_the_api(fitted, capsys):
                                 "table_score", "done"]
     table = pd.read_parquet(fitted / "three.parquet")
     est = TinyEstimator.load(fitted / "tiny")
-    for i, model in enumerate(table.index):
+    for i in range(len(table)):
         y = table.iloc[i]
         s = est.adaptive(budget=40, seed=2)
         while not s.done:

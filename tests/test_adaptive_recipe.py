@@ -69,7 +69,7 @@ def test_recipe_maps_doc_ids_to_items_and_reads_the_right_filter(name, root, tmp
     est = TinyEstimator.load(folder)
     rng = np.random.default_rng(0)
     answers, truth = {}, {}
-    for c, info in manifest["configs"].items():
+    for info in manifest["configs"].values():
         task = info["harness_task"] + "_pool"
         items = config_item_ids(est, info["scenario"])
         y = (rng.random(len(items)) < 0.6).astype(int)

@@ -54,11 +54,11 @@ def test_build_every_benchmark(name, root, tmp_path):
         tiny = read_split(folder, c.name, c.tiny_split)
         assert len(tiny) == k
         # the pool: every item of the config in estimator order, the anchors' rows exactly the tiny split's
-        table = lambda s: pq.read_table(folder / manifest["configs"][c.name]["splits"][s]["path"])  # noqa: E731
-        pool, items = table(POOL_SPLIT), config_item_ids(est, c.scenario)
+        paths = {s: folder / v["path"] for s, v in manifest["configs"][c.name]["splits"].items()}
+        pool, items = pq.read_table(paths[POOL_SPLIT]), config_item_ids(est, c.scenario)
         assert pool.num_rows == len(items) == sum(1 for s in est.scenario_index if est.scenarios[s] == c.scenario)
         at = {iid: j for j, iid in enumerate(items)}
-        assert pool.take([at[a] for a in anchors]).to_pylist() == table(c.tiny_split).to_pylist()
+        assert pool.take([at[a] for a in anchors]).to_pylist() == pq.read_table(paths[c.tiny_split]).to_pylist()
         if c.content_from == "upstream":  # row i is anchor i: compare with the content of its item id
             content = make_content(c, c.tiny_split, 10_000).set_index("item_id")
             prefix = f"{c.scenario}." if len(spec.configs) > 1 else ""
