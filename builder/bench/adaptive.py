@@ -17,7 +17,10 @@ reader refuses ``alpaca_eval_1``, whose scores lie outside [0, 1]), both protoco
 
 Reported per protocol and budget: MAE / random-k, the effective sample size (the variance of
 random-k / the mean squared error, averaged over test models and seeds: how many random items
-one item is worth), coverage and mean width of the 95% interval, and the time per
+one item is worth; also against FAQ's reference, the Horvitz-Thompson mean under Bernoulli
+sampling, whose variance is that of random-k divided by about ``1 - score``), its **ceiling**
+(one draw of the session's rule with the model's ability fitted on ALL its results: what no IRT
+predictor of this fit can beat), coverage and mean width of the 95% interval, and the time per
 ``next_items`` + ``record`` call. ``--speed`` times the calls at N = 28,659 (the Open LLM
 Leaderboard v1 shape; parameters simulated from a 2-D model).
 
@@ -138,8 +141,10 @@ def run_split(name: str, path: str, protocol: str, seed: int, dev_rep: int | Non
     col = {iid: j for j, iid in enumerate(items)}
     est, fit_s = fit_cached(matrix, train, SESSION_K, seed, cache, key)
     anchor_cols = [col[a] for a in est.anchor_ids]
+    ceiling = ceiling_ess(est, Yt, [col[i] for i in est.item_ids], opts["session"].get("mixing"))
     out = {"dataset": name, "protocol": protocol, "seed": seed, "dev_rep": dev_rep, "n_items": len(items),
            "n_train": int(len(train)), "n_test": int(len(test)), "truth": truth.tolist(), "budgets": {},
+           "ceiling_ess": ceiling.tolist(),
            "fit_seconds": fit_s}
     for spec in budgets:
         n = resolve_budget(spec, len(items))
@@ -171,6 +176,31 @@ def run_split(name: str, path: str, protocol: str, seed: int, dev_rep: int | Non
             row[method] = got
         out["budgets"][spec] = row
     return out
+
+
+def ceiling_ess(est, Yt: np.ndarray, cols: list[int], mixing: float | None = None) -> np.ndarray:
+    """Per test model, the effective sample size of one draw of the session's rule if the model's
+    ability were known from ALL its results (the best an IRT predictor of this fit can do): the
+    variance of one random item over ``sum c^2 (y - p)^2 / q - (theta - sum c p)^2`` with
+    ``q = (1 - tau) c sqrt(p (1 - p)) / sum + tau c``, uniform weights over the evaluated items."""
+    from builder.model.irt import fit_abilities
+    from builder.adaptive import DEFAULT_MIXING
+
+    tau = DEFAULT_MIXING if mixing is None else mixing
+    Y = Yt[:, cols]
+    b = est.b * (est.n_dims if est.design == "original" else 1.0)
+    theta, _ = fit_abilities(Y, est.A, b, est.prior_mean, est.prior_cov)
+    P = np.clip(1 / (1 + np.exp(-(theta @ est.A.T - b))), 1e-6, 1 - 1e-6)
+    out = []
+    for y, p in zip(Y, P):
+        ok = ~np.isnan(y)
+        y, p = y[ok], p[ok]
+        c = np.full(y.size, 1.0 / y.size)
+        h = c * np.sqrt(p * (1 - p))
+        q = (1 - tau) * h / h.sum() + tau * c
+        v = (c**2 * (y - p) ** 2 / q).sum() - (y.mean() - (c * p).sum()) ** 2
+        out.append(y.var() / v if v > 0 else np.nan)
+    return np.array(out)
 
 
 def _stats(rows: list[dict], method: str, spec: str) -> dict | None:
@@ -233,10 +263,13 @@ def summarize(rows: list[dict], protocol: str, budgets: tuple) -> tuple[str, dic
     stats = {spec: {name: {m: _stats([r for r in rows if r["dataset"] == name], m, spec) for m in METHODS}
                     for name in names} for spec in budgets}
     lines = [("| budget | items n | random-k MAE | fixed tiny | adaptive | tiny + adaptive | adaptive worst | ESS fixed "
-              "| ESS adaptive | ESS adaptive (FAQ's reference) | coverage adaptive (min-max) | coverage fixed (min-max) "
-              "| width adaptive | ms / call |"),
-             "|---|---|---:|---:|---:|---:|---|---:|---:|---:|---|---|---:|---:|"]
+              "| ESS adaptive | ESS adaptive (FAQ's reference) | ESS ceiling | coverage adaptive (min-max) "
+              "| coverage fixed (min-max) | width adaptive | ms / call |"),
+             "|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---|---|---:|---:|"]
     summary: dict = {}
+    per_ceiling = {name: float(np.nanmean(np.concatenate([r["ceiling_ess"] for r in rows if r["dataset"] == name])))
+                   for name in names}
+    ceiling = float(np.mean(list(per_ceiling.values()))) if per_ceiling else float("nan")
     for spec in budgets:
         st = stats[spec]
         ns = sorted({s["random"]["n"] for s in st.values()})
@@ -253,24 +286,26 @@ def summarize(rows: list[dict], protocol: str, budgets: tuple) -> tuple[str, dic
                      f"**{_fmt(_mean(st, 'adaptive', 'ratio'))}** | {_fmt(_mean(st, 'warm', 'ratio'))} | "
                      f"{worst} {ad[worst]:.2f} | {_fmt(_mean(st, 'fixed', 'ess'), 1)} | "
                      f"{_fmt(_mean(st, 'adaptive', 'ess'), 1)} | {_fmt(_mean(st, 'adaptive', 'ess_faq'), 1)} | "
+                     f"{_fmt(ceiling, 1)} | "
                      f"{_span(st, 'adaptive')} | {_span(st, 'fixed')} | "
                      f"{_fmt(_mean(st, 'adaptive', 'width'), 3)} | {_fmt(_mean(st, 'adaptive', 'ms'))} |")
     tables = ["\n".join(lines)]
     for spec in budgets:
         t = [f"Budget {spec}: MAE / random-k (adaptive ± sd over seeds), ESS, coverage, width", "",
              ("| dataset | train/test | n | random-k MAE | fixed | adaptive | tiny + adaptive | ESS fixed | ESS adaptive "
-              "| cov. fixed | cov. adaptive | width fixed | width adaptive | bias adaptive |"),
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+              "| ESS ceiling | cov. fixed | cov. adaptive | width fixed | width adaptive | bias adaptive |"),
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for name, s in stats[spec].items():
             r0 = next(r for r in rows if r["dataset"] == name)
             f, a, w = s["fixed"], s["adaptive"], s["warm"]
             t.append(f"| {name} | {r0['n_train']}/{r0['n_test']} | {s['random']['n']} | {s['random']['random_mae']:.4f} | "
                      f"{_cell(f, 'ratio')} | **{_cell(a, 'ratio')}** ±{_cell(a, 'ratio_sd')} | {_cell(w, 'ratio')} | "
-                     f"{_cell(f, 'ess', 1)} | {_cell(a, 'ess', 1)} | {_cell(f, 'coverage', pct=True)} | "
+                     f"{_cell(f, 'ess', 1)} | {_cell(a, 'ess', 1)} | {per_ceiling[name]:.1f} | "
+                     f"{_cell(f, 'coverage', pct=True)} | "
                      f"{_cell(a, 'coverage', pct=True)} | {_cell(f, 'width', 3)} | {_cell(a, 'width', 3)} | "
                      f"{_cell(a, 'bias', 4)} |")
         tables.append("\n".join(t))
-    return "\n\n".join(tables), {"budgets": summary, "stats": stats}
+    return "\n\n".join(tables), {"budgets": summary, "stats": stats, "ceiling_ess": per_ceiling}
 
 
 def goals(protocol: str, summary: dict) -> list[str]:
