@@ -130,6 +130,10 @@ class AdaptiveSession:
     calibrate : bool
         Recalibrate the predictions' logits (``alpha + beta z``) on the recorded draws, each
         against the prediction it had when it was drawn.
+    variance_floor : bool
+        Never report a standard error below the one the IRT model expects (each draw's variance
+        if the results were Bernoulli with the predicted probabilities): guards small samples whose
+        residuals happen to look small; it can only widen the interval.
     min_draws : int
         Draws before ``target_halfwidth`` may stop the session.
     confidence : float
@@ -158,6 +162,7 @@ class AdaptiveSession:
         tempering: float = DEFAULT_TEMPERING,
         prior_scale: float = DEFAULT_PRIOR_SCALE,
         calibrate: bool = False,
+        variance_floor: bool = False,
         min_draws: int = DEFAULT_MIN_DRAWS,
         confidence: float = 0.95,
         offset_scale: float = 1.0,
@@ -196,6 +201,7 @@ class AdaptiveSession:
                 raise ValueError(f"{name} must be a number in [{lo:g}, {hi:g}], got {v!r}")
         self.tempering, self.prior_scale = float(tempering), float(prior_scale)
         self.calibrate = bool(calibrate)
+        self.variance_floor = bool(variance_floor)
         self.min_draws = _check_count("min_draws", min_draws) or 2
         if not 0 < confidence < 1:
             raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
@@ -246,6 +252,7 @@ class AdaptiveSession:
         self._dfd = np.zeros(cap)  # prediction of the drawn item at its draw
         self._dz = np.zeros(cap)  # its IRT logit before any recalibration
         self._dF = np.zeros((cap, S))  # sum over the items not asked before the draw of c_s f, per scenario
+        self._dV = np.zeros((cap, S + 1))  # the draw's variance under the model (per scenario, headline)
         self._cache: tuple | None = None  # (n recorded, increments)
         self._stopped = False
         if start:
@@ -309,6 +316,13 @@ class AdaptiveSession:
         cum_h, cum_c = np.cumsum(h), np.cumsum(c)
         H, C = float(cum_h[-1]), float(cum_c[-1])
         F = self._Fall - np.bincount(self._scen[asked], weights=self._cf[asked], minlength=len(self.scenarios))
+        # the variance of one draw if the predictions were right (y_j ~ Bernoulli(f_j)):
+        # sum c^2 f (1 - f) (1 / q - 1) over the items not asked, per scenario and for the headline
+        q0 = (1 - self.mixing) * h / H + self.mixing * c / C
+        with np.errstate(divide="ignore", invalid="ignore"):
+            g = np.where(q0 > 0, f * (1 - f) * (1.0 / q0 - 1.0), 0.0)
+        Vd = np.append(np.bincount(self._scen, weights=self._cs**2 * g, minlength=len(self.scenarios)),
+                       float((self._c**2 * g).sum()))
         self._grow(self._T + n)
         out = []
         taken: set[int] = set()
@@ -320,6 +334,7 @@ class AdaptiveSession:
             self._dk[d], self._dq[d], self._dfd[d] = k, (1 - self.mixing) * h[k] / H + self.mixing * c[k] / C, f[k]
             self._dz[d] = self._zraw[k]
             self._dF[d] = F
+            self._dV[d] = Vd
             F[self._scen[k]] -= self._cs[k] * f[k]
             H -= h[k]
             C -= c[k]
@@ -350,7 +365,7 @@ class AdaptiveSession:
         if size <= self._dk.size:
             return
         cap = max(size, 2 * self._dk.size)
-        for name in ("_dk", "_dq", "_dfd", "_dz", "_dF"):
+        for name in ("_dk", "_dq", "_dfd", "_dz", "_dF", "_dV"):
             old = getattr(self, name)
             new = np.zeros((cap, *old.shape[1:]), dtype=old.dtype)
             new[:old.shape[0]] = old
@@ -416,6 +431,10 @@ class AdaptiveSession:
             se = phi.std(0, ddof=1) / math.sqrt(T) if T > 1 else np.full(S, np.nan)
             head_phi = phi.mean(1)
             head_se = float(head_phi.std(ddof=1) / math.sqrt(T)) if T > 1 else float("nan")
+            if self.variance_floor and T > 1:  # never below what the model expects (a floor only widens)
+                floor = np.sqrt(self._dV[:T].sum(0)) / T
+                se = np.maximum(se, floor[:S])
+                head_se = max(head_se, float(floor[S]))
             per = [(float(est[s]), float(se[s])) for s in range(S)]
             head = (float(head_phi.mean()), head_se)
         quant = self._quantile(T)

@@ -1053,6 +1053,7 @@ def _adaptive_module(fallback: Path | None = None):
     """``adaptive.py`` as a module: the file next to this one, else ``fallback``; cached by path and
     content, its ``API_VERSION`` checked."""
     import importlib.util
+    import sys
 
     here = Path(__file__).resolve().with_name(ADAPTIVE_NAME)
     path = here if here.is_file() else (Path(fallback) if fallback is not None and Path(fallback).is_file() else None)
@@ -1065,9 +1066,11 @@ def _adaptive_module(fallback: Path | None = None):
     digest = _ADAPTIVE_MODULES.get(key) or _sha256(path)
     _ADAPTIVE_MODULES[key] = digest
     module = _ADAPTIVE_MODULES.get(digest)
+    if module is None:  # the same file imported already (builder.adaptive in the package): the same classes
+        module = next((m for m in list(sys.modules.values()) if getattr(m, "__file__", None)
+                       and str(m.__file__).endswith(ADAPTIVE_NAME) and Path(m.__file__).resolve() == path.resolve()),
+                      None)
     if module is None:
-        import sys
-
         name = f"_tinybench_adaptive_{digest[:16]}"  # one module per content, whichever folder holds it
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
@@ -1077,7 +1080,7 @@ def _adaptive_module(fallback: Path | None = None):
         except BaseException:
             sys.modules.pop(name, None)
             raise
-        _ADAPTIVE_MODULES[digest] = module
+    _ADAPTIVE_MODULES[digest] = module
     if getattr(module, "API_VERSION", None) != ADAPTIVE_API:
         raise ValueError(f"{path}: API version {getattr(module, 'API_VERSION', None)!r}, this estimator needs "
                          f"{ADAPTIVE_API}: use the estimator.py and adaptive.py of the same release")

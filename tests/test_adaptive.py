@@ -376,3 +376,10 @@ def test_cli_restricts_a_gappy_row_to_its_items_and_refuses_bad_input(fitted, ca
     with pytest.raises(SystemExit):
         main(["adaptive", str(fitted / "tiny"), "--answers", str(fitted / "three.parquet"), "--target-halfwidth", "2"])
     assert "must be a half-width in (0, 1)" in capsys.readouterr().err
+
+
+def test_the_package_session_class_is_the_one_the_estimator_loads():
+    import builder
+
+    est, _ = _world(seed=11, n_items=80, n_train=20)
+    assert isinstance(est.adaptive(budget=3), builder.AdaptiveSession)

@@ -140,6 +140,12 @@ def run_split(name: str, path: str, protocol: str, seed: int, dev_rep: int | Non
     var_pop = np.array([np.nanvar(r, ddof=1) for r in Yt])  # S^2 of each model's results
     col = {iid: j for j, iid in enumerate(items)}
     est, fit_s = fit_cached(matrix, train, SESSION_K, seed, cache, key)
+    if opts.get("fits_only"):  # fill the cache only: no estimate is computed or shown
+        for spec in budgets:
+            n = resolve_budget(spec, len(items))
+            if opts["fixed"] and n != SESSION_K:
+                fit_cached(matrix, train, n, seed, cache, key)
+        return {"dataset": name, "protocol": protocol, "seed": seed, "dev_rep": dev_rep, "fits_only": True}
     anchor_cols = [col[a] for a in est.anchor_ids]
     ceiling = ceiling_ess(est, Yt, [col[i] for i in est.item_ids], opts["session"].get("mixing"))
     out = {"dataset": name, "protocol": protocol, "seed": seed, "dev_rep": dev_rep, "n_items": len(items),
@@ -374,6 +380,7 @@ def main(argv=None) -> int:
     ap.add_argument("--tempering", type=float, default=None, help="session tempering (default: the session's)")
     ap.add_argument("--prior-scale", type=float, default=None, help="session prior scale (default: the session's)")
     ap.add_argument("--calibrate", action="store_true", help="session calibrate=True")
+    ap.add_argument("--variance-floor", action="store_true", help="session variance_floor=True")
     ap.add_argument("--no-fixed", action="store_true", help="skip the fixed designs (no fits beyond k = 100)")
     ap.add_argument("--no-warm", action="store_true", help="skip tiny + adaptive")
     ap.add_argument("--dev", action="store_true", help="development protocol: nested splits of training models only")
@@ -381,6 +388,8 @@ def main(argv=None) -> int:
     ap.add_argument("--speed", action="store_true", help="only the N = 28,659 timing")
     ap.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE, help="fit cache (default bench_cache/adaptive)")
     ap.add_argument("--no-cache", action="store_true")
+    ap.add_argument("--fits-only", action="store_true",
+                    help="only fit (and cache) the estimators of the splits: nothing is estimated or shown")
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="parallel splits (default 2)")
     ap.add_argument("--json", type=Path, help="also write every split's per-model results as JSON")
     args = ap.parse_args(argv)
@@ -398,10 +407,12 @@ def main(argv=None) -> int:
         except ValueError:
             ap.error(f"--budgets: {spec!r} is not an item count or a share like 2.5%")
     session = {k: v for k, v in (("mixing", args.mixing), ("tempering", args.tempering),
-                                 ("prior_scale", args.prior_scale), ("calibrate", args.calibrate or None))
+                                 ("prior_scale", args.prior_scale), ("calibrate", args.calibrate or None),
+                                 ("variance_floor", args.variance_floor or None))
                if v is not None}
     opts = {"fixed": not args.no_fixed, "warm": not args.no_warm, "batch": args.batch, "session": session,
-            "cache": None if args.no_cache else str(args.cache_dir), "code": _code_digest()}
+            "cache": None if args.no_cache else str(args.cache_dir), "code": _code_digest(),
+            "fits_only": args.fits_only}
     tasks = []
     for name in args.datasets:
         path = args.data_dir / f"{name}.parquet"
@@ -416,12 +427,17 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     with ProcessPoolExecutor(args.jobs) as pool:
         for i, row in enumerate(pool.map(_run_task, tasks), 1):
+            if row.get("fits_only"):
+                print(f"[{i}/{len(tasks)}] {row['dataset']} {row['protocol']} seed {row['seed']}: fitted", file=sys.stderr)
+                continue
             rows.append(row)
             b = row["budgets"].get("100") or next(iter(row["budgets"].values()))
             mae = np.mean(np.abs(np.asarray(b["adaptive"]["score"]) - row["truth"]))
             print(f"[{i}/{len(tasks)}] {row['dataset']} {row['protocol']} seed {row['seed']}"
                   f"{'' if row['dev_rep'] is None else ' dev ' + str(row['dev_rep'])}: adaptive MAE at n={b['n']} "
                   f"{mae:.4f} (random-k {b['mae_random']:.4f})", file=sys.stderr)
+    if args.fits_only:
+        return 0
     print(f"\n{'DEV protocol (training models only)' if args.dev else 'Protocol'}; seeds {args.seeds}; batch "
           f"{args.batch}; session options {session or 'defaults'}; {time.perf_counter() - t0:.0f} s with {args.jobs} "
           f"process(es); load average {load:.1f} at the start\n")
