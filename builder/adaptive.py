@@ -241,7 +241,6 @@ class AdaptiveSession:
 
         # --- state: known results (start + recorded), the draws in order (arrays grown as needed)
         self._y = np.full(n, np.nan)  # results known (NaN: not known)
-        self._asked = np.zeros(n, dtype=bool)  # known from the start or drawn
         self._start = np.zeros(n, dtype=bool)
         self._n_fit = -1  # results the current prediction was fitted on
         self._f = None
@@ -262,7 +261,6 @@ class AdaptiveSession:
                 k = self._local_position(key, "start")
                 self._y[k] = _score(val, str(key))
             self._start = ~np.isnan(self._y)
-            self._asked |= self._start
         self._start_idx = np.flatnonzero(self._start)
         self._known_start = np.bincount(self._scen, weights=np.where(self._start, self._cs * np.nan_to_num(self._y), 0.0),
                                         minlength=S)
@@ -339,7 +337,6 @@ class AdaptiveSession:
             H -= h[k]
             C -= c[k]
             taken.add(k)
-            self._asked[k] = True
             self._T += 1
             out.append(self.item_ids[self._pos[k]])
         return out
