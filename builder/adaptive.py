@@ -243,7 +243,7 @@ class AdaptiveSession:
         self._y = np.full(n, np.nan)  # results known (NaN: not known)
         self._start = np.zeros(n, dtype=bool)
         self._n_fit = -1  # results the current prediction was fitted on
-        self._f = None
+        self._f: np.ndarray | None = None  # the current prediction (refitted when results come)
         self._T = 0  # draws so far
         cap = min(n, self.budget) if self.budget is not None else min(n, 1024)
         self._dk = np.zeros(cap, dtype=np.int64)  # local position of each draw
@@ -296,10 +296,10 @@ class AdaptiveSession:
         """Draw up to ``n`` items to evaluate next (fewer when the budget or the pool runs out;
         ``[]`` once nothing is left to ask). May be called again before the previous items are
         recorded: the draws then use the results recorded so far."""
-        n = _check_count("n", n)
-        if n is None or n < 1:
+        count = _check_count("n", n)
+        if count is None or count < 1:
             raise ValueError("n must be a positive integer")
-        n = min(n, self._remaining())
+        n = min(count, self._remaining())
         if n == 0:
             return []
         f = self._prediction()
@@ -546,6 +546,7 @@ class AdaptiveSession:
             self._f, self._hbase, self._cf = f, self._c * spread, self._cs * f
             self._Fall = np.bincount(self._scen, weights=self._cf, minlength=len(self.scenarios))
             self._n_fit = n_known
+        assert self._f is not None
         return self._f
 
     def _calibrated(self, z: np.ndarray) -> np.ndarray:

@@ -141,6 +141,9 @@ class TinyEstimator:
         Free-form build information (benchmark name, version, validation table).
     """
 
+    #: adaptive.py of the folder this estimator was loaded from (used when none sits next to this file)
+    _adaptive_fallback: Path | None = None
+
     def __init__(
         self,
         item_ids: Sequence[str],
@@ -484,7 +487,7 @@ class TinyEstimator:
         estimator was loaded from (``from_hub`` checks its sha256 against the release manifest).
         It is imported only here: loading side files still runs no code.
         """
-        module = _adaptive_module(getattr(self, "_adaptive_fallback", None))
+        module = _adaptive_module(self._adaptive_fallback)
         return module.AdaptiveSession.from_estimator(self, budget=budget, target_halfwidth=target_halfwidth,
                                                      seed=seed, start=start, **options)
 
@@ -528,11 +531,19 @@ class TinyEstimator:
         if self.design == "original":
             return self._original_components(Y)
         obs = ~np.isnan(Y)
-        n, S = Y.shape[0], len(self.scenarios)
         Yf = np.where(obs, Y, 0.0)
-        answered = (obs @ self._anchor_one_hot).astype(np.int64)
-        # --- theta: MAP on the answered anchors, Laplace covariance
+        # --- theta: MAP on the answered anchors (n x k: small for any n), Laplace covariance
         theta, cov = _map_abilities(Yf, obs, self._A_anchor, self._b_anchor, self.prior_mean, self._prior_prec)
+        # the rest makes (n, N) arrays: blocks of rows keep them small for thousands of models
+        parts = [self._item_components(Yf[sl], obs[sl], theta[sl], cov[sl])
+                 for sl in _row_blocks(Y.shape[0], len(self.item_ids))]
+        return parts[0] if len(parts) == 1 else {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+
+    def _item_components(self, Yf: np.ndarray, obs: np.ndarray, theta: np.ndarray, cov: np.ndarray) -> dict:
+        """:meth:`components` of some models given their abilities (every models x items array
+        is made here)."""
+        n, S = Yf.shape[0], len(self.scenarios)
+        answered = (obs @ self._anchor_one_hot).astype(np.int64)
         # posterior-averaged P(correct): sigmoid(m / sqrt(1 + pi/8 a'Sa))
         q = cov.reshape(n, -1) @ self._AA.T  # (n, N)
         q *= np.pi / 8.0
@@ -1013,6 +1024,22 @@ def _read_npz(path: Path, shapes: Mapping[str, tuple]) -> dict:
     return out
 
 
+#: elements of one block of a models x items array in :meth:`TinyEstimator.components` (32 MiB)
+_BLOCK_ELEMENTS = 1 << 22
+
+
+def _row_blocks(n: int, width: int) -> list[slice]:
+    """Blocks of about ``_BLOCK_ELEMENTS // width`` rows, starting at multiples of 192, none of
+    one row (unless n == 1): BLAS gives every row the same bits as in one product over all
+    rows (one-row products, and groups of rows that start off its kernels' groups of 4, 8,
+    12 or 16, take other code)."""
+    rows = max(192, (_BLOCK_ELEMENTS // max(width, 1)) // 192 * 192)
+    out = [slice(s, min(s + rows, n)) for s in range(0, n, rows)]
+    if len(out) > 1 and out[-1].stop - out[-1].start == 1:
+        out[-2:] = [slice(out[-2].start, n)]
+    return out or [slice(0, 0)]
+
+
 def _map_abilities(Yf, obs, A, b, mean, prec, n_newton: int = 25):
     """Vectorised damped Newton for the MAP ability of each row; Laplace covariance."""
     n, D = Yf.shape[0], A.shape[1]
@@ -1067,19 +1094,26 @@ def _adaptive_module(fallback: Path | None = None):
     _ADAPTIVE_MODULES[key] = digest
     module = _ADAPTIVE_MODULES.get(digest)
     if module is None:  # the same file imported already (builder.adaptive in the package): the same classes
-        module = next((m for m in list(sys.modules.values()) if getattr(m, "__file__", None)
-                       and str(m.__file__).endswith(ADAPTIVE_NAME) and Path(m.__file__).resolve() == path.resolve()),
-                      None)
+        for m in list(sys.modules.values()):
+            file = getattr(m, "__file__", None)
+            if file and str(file).endswith(ADAPTIVE_NAME) and Path(file).resolve() == path.resolve():
+                module = m
+                break
     if module is None:
         name = f"_tinybench_adaptive_{digest[:16]}"  # one module per content, whichever folder holds it
         spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"{path}: cannot be imported as a module")
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
+        no_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # no __pycache__ in a release folder
         try:
             spec.loader.exec_module(module)
         except BaseException:
             sys.modules.pop(name, None)
             raise
+        finally:
+            sys.dont_write_bytecode = no_bytecode
     _ADAPTIVE_MODULES[digest] = module
     if getattr(module, "API_VERSION", None) != ADAPTIVE_API:
         raise ValueError(f"{path}: API version {getattr(module, 'API_VERSION', None)!r}, this estimator needs "

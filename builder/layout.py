@@ -48,7 +48,7 @@ import numpy as np
 
 from builder import estimator as _estimator
 from builder.errors import BuildError
-from builder.files import atomic_output
+from builder.files import atomic_output, remove_stale, sibling
 
 DATASET_FORMAT = "tinybenchmarks-dataset"
 #: the manifest format of a ``builder fit`` folder
@@ -86,7 +86,7 @@ __all__ = [
     "is_hidden",
     "listed_files", "to_jsonable", "write_json", "write_parquet", "copy_estimator_code", "atomic_write_text",
     "write_manifest", "read_manifest", "verify_manifest", "refresh_manifest", "is_dataset_folder",
-    "config_anchor_ids", "config_item_ids", "load_estimators", "tiny_split_frame", "ownership_problem", "check_replaceable", "replace_folder", "staging",
+    "config_anchor_ids", "config_item_ids", "load_estimators", "validation_rows", "tiny_split_frame", "ownership_problem", "check_replaceable", "replace_folder", "staging",
     "write_fit_folder",
 ]
 
@@ -187,7 +187,10 @@ def matrix_record(m) -> dict:
     sha256 of its model and item ids and its scores (little-endian float64)."""
     h = hashlib.sha256()
     h.update(json.dumps([m.models, m.items]).encode())
-    h.update(np.ascontiguousarray(m.scores, dtype="<f8").tobytes())
+    n, N = m.shape
+    step = max(1, (1 << 22) // max(N, 1))  # blocks of rows: the bytes of the whole C-ordered matrix
+    for start in range(0, n, step):
+        h.update(np.ascontiguousarray(m.score_rows(slice(start, start + step)), dtype="<f8").tobytes())
     return {"name": "<ResponseMatrix>", "kind": "matrix", "models": m.shape[0], "items": m.shape[1],
             "sha256": h.hexdigest()}
 
@@ -375,6 +378,21 @@ def load_estimators(folder: str | os.PathLike) -> dict[str, "_estimator.TinyEsti
     return out
 
 
+def validation_rows(folder: str | os.PathLike) -> list[dict]:
+    """The validation table of a folder (``fit`` or ``build``): one row per scenario of each
+    estimator (its ``validation.json``), with ``random`` and ``score`` (out-of-fold MAE of
+    random-k and of the estimate), ``spearman``, ``coverage`` (of the 95% interval) and ``models``."""
+    folder = Path(folder)
+    paths = sorted({estimator_folder(folder, c.get("estimator", "")) / VALIDATION_NAME
+                    for c in read_manifest(folder).get("configs", {}).values()} or {folder / VALIDATION_NAME})
+    rows: list[dict] = []
+    for path in paths:
+        if path.is_file():
+            report = json.loads(path.read_text(encoding="utf-8"))
+            rows.extend(dict(r) for r in report.get("table", []) if isinstance(r, dict))
+    return rows
+
+
 def tiny_split_frame(folder: str | os.PathLike, config: str | None = None):
     """The tiny split of ``config`` (default: the first config) as a DataFrame, in row order."""
     import pyarrow.parquet as pq
@@ -477,7 +495,7 @@ def replace_folder(new: str | os.PathLike, out: str | os.PathLike) -> Path:
         os.replace(new, out)
         return out
     check_replaceable(out)
-    old = out.parent / f".{out.name}.old-{os.getpid()}"
+    old = sibling(out, "old")
     if old.exists():
         shutil.rmtree(old)
     os.replace(out, old)
@@ -495,12 +513,15 @@ def staging(out: str | os.PathLike) -> Iterator[Path]:
     """A temporary sibling folder of ``out`` to write into; on success it replaces ``out``.
 
     ``out`` is checked first (absent, empty or ours); on an error nothing changes and the
-    temporary folder is removed.
+    temporary folder is removed. Staging and old folders that killed runs left next to ``out``
+    are removed first, when provably theirs (:func:`builder.files.remove_stale`: this machine,
+    the process gone).
     """
     check_replaceable(out)
     out = Path(os.path.abspath(out))  # a real parent for the temporary sibling, whatever the spelling
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.building-{os.getpid()}"
+    remove_stale(out)
+    tmp = sibling(out, "building")
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir()

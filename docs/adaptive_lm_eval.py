@@ -70,6 +70,7 @@ def main(argv=None) -> int:
 
     logging.getLogger("lm_eval").setLevel(logging.ERROR)
     folder = args.folder.resolve()
+    sys.dont_write_bytecode = True  # no __pycache__ in the release folder (its manifest lists every file)
     sys.path.insert(0, str(folder))  # the release's estimator.py and adaptive.py
     from estimator import TinyEstimator
 

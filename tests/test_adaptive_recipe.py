@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from builder.estimator import TinyEstimator
-from builder.layout import config_item_ids, read_manifest
+from builder.layout import config_item_ids, read_manifest, verify_manifest
 from helpers.builds import ROOT, built
 
 STUB = {
@@ -86,6 +86,7 @@ def test_recipe_maps_doc_ids_to_items_and_reads_the_right_filter(name, root, tmp
                           "--budget", str(budget), "--batch", str(batch)], capture_output=True, text=True,
                          env=env, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
+    assert verify_manifest(folder) == []  # the recipe left nothing in the release folder (no __pycache__)
     result = json.loads(run.stdout[run.stdout.index("{"):])
     # the same session in process, answered by item id: the same draws and the same results only if
     # every doc id was mapped to its item and the strict-match record was read

@@ -57,7 +57,7 @@ def hostile(tmp_path_factory):
     for seed, prev in ((0, None), (1, tmp / "v1")):
         out = tmp / f"v{seed + 1}"
         argv = ["build", "--spec", str(spec), "--responses", str(matrix), "--content", f"test={content}",
-                "--anchors", str(K), "--seed", str(seed), "--version", f"1.{seed}.0", "--out", str(out), "--quiet"]
+                "--anchors", str(K), "--seed", str(seed), "--release-version", f"1.{seed}.0", "--out", str(out), "--quiet"]
         assert main(argv + (["--previous", str(prev)] if prev else [])) == 0
         outs.append(out)
     return outs[1]

@@ -17,7 +17,7 @@ from builder.layout import read_manifest
 from helpers.builds import write_fixture
 
 #: fit_estimator parameters a build sets per estimator, not settings
-PER_CALL = {"matrix", "n_anchors", "seed", "scenario_order", "progress", "metadata"}
+PER_CALL = {"matrix", "n_anchors", "seed", "scenario_order", "progress", "metadata", "subscenario_weights"}
 
 
 def test_fit_options_mirror_fit_estimator():
@@ -33,13 +33,13 @@ def test_fit_options_reach_fit_estimator_and_the_manifest(tmp_path, monkeypatch)
 
     def recording_fit(matrix, n_anchors=100, seed=0, n_dims=None, design="stratified", n_seeds=10, n_folds=None,
                       validation_fraction=0.2, binarize=False, irt_params=None, kappa=16.0, scenario_order=None,
-                      progress=True, metadata=None):
+                      progress=True, metadata=None, subscenario_weights=None):
         """fit_estimator with its real signature, recording how the build calls it."""
         calls.append(dict(n_anchors=n_anchors, seed=seed, n_dims=n_dims, design=design, n_seeds=n_seeds,
                           n_folds=n_folds, validation_fraction=validation_fraction, binarize=binarize,
                           irt_params=irt_params, kappa=kappa, scenario_order=scenario_order, progress=progress))
         return fit_estimator(matrix, n_anchors, seed, n_dims, design, n_seeds, n_folds, validation_fraction, binarize,
-                             irt_params, kappa, scenario_order, progress, metadata)
+                             irt_params, kappa, scenario_order, progress, metadata, subscenario_weights)
 
     monkeypatch.setattr(dataset, "fit_estimator", recording_fit)
     responses, content = write_fixture("tinyGSM8k", tmp_path / "in")
@@ -74,13 +74,16 @@ def test_options_are_frozen_and_checked():
     with pytest.raises(BuildError, match="unknown fit option"):
         FitOptions.from_mapping({"n_dims": 1, "n_seed": 3})
     assert FitOptions.from_mapping({"n_dims": 1}) == FitOptions(n_dims=1)
-    for kwargs, message in [({"version": "1 2"}, "version must look like"), ({"anchors": 0}, "anchors must be positive"),
+    for kwargs, message in [({"version": "1 2"}, "invalid version"), ({"anchors": 0}, "anchors must be a positive integer"),
                             ({"item_order": "random"}, "item_order must be one of"),
                             ({"fit": {"n_dims": 1}}, "fit must be a FitOptions")]:
         with pytest.raises(BuildError, match=message):
             BuildOptions(**kwargs)
     options = BuildOptions(version="1.2.0")
+    from builder.dataset import LOCAL_NAMESPACE, own_namespace
+
+    # no repository id given: the token's own namespace, or a local build (tests/test_conventions.py)
     assert (options.repo_id_for("tinyX"), options.tag_for(), options.anchors_for(100)) == \
-        ("tinyBenchmarks/tinyX", "v1.2.0", 100)
+        (f"{own_namespace() or LOCAL_NAMESPACE}/tinyX", "v1.2.0", 100)
     with pytest.raises(TypeError, match="BuildOptions"):
         dataset.build_benchmark("tinyGSM8k", "r.parquet", None, {"anchors": 5}, out="x")

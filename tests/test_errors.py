@@ -77,9 +77,9 @@ def test_debug_anywhere_shows_the_traceback(tmp_path, where, capsys):
 def test_release_debug_and_exit_codes(tmp_path, capsys):
     bad = tmp_path / "r.toml"
     bad.write_text("[release]\norg = 'me'\n")
-    assert release_main(["--config", str(bad), "--version", "1.0"]) == 2
+    assert release_main(["--config", str(bad), "--release-version", "1.0"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
     with pytest.raises(errors.ConfigError):
-        main(["release", "--config", str(bad), "--version", "1.0", "--debug"])
+        main(["release", "--config", str(bad), "--release-version", "1.0", "--debug"])
     with pytest.raises(errors.ConfigError):
-        main(["--debug", "release", "--config", str(bad), "--version", "1.0"])
+        main(["--debug", "release", "--config", str(bad), "--release-version", "1.0"])

@@ -109,7 +109,7 @@ def test_a_release_refuses_such_a_spec_when_it_loads_the_config(tmp_path, inputs
     cfg = write_config(tmp_path, f'[release]\norg = "tinyOrg"\n\n[[benchmark]]\nspec = "spec.toml"\n'
                                  f'responses = "{matrix}"\ncontent = {{ test = "{content}" }}\n')
     before = _files(tmp_path)
-    assert release_main(["--config", str(cfg), "--version", "1.0.0", "--out", str(tmp_path / "rel"), "--quiet"]) == 2
+    assert release_main(["--config", str(cfg), "--release-version", "1.0.0", "--out", str(tmp_path / "rel"), "--quiet"]) == 2
     assert "plain name" in capsys.readouterr().err
     assert _files(tmp_path) == before
 

@@ -52,7 +52,7 @@ def _config(folder, tables, allow: bool | None = None):
 def test_a_partial_bundle_without_text_is_built_and_pushed_only_when_allowed(tmp_path):
     tables = _helm_tables(tmp_path / "responses")
     refused, allowed = _config(tmp_path / "c1", tables), _config(tmp_path / "c2", tables, allow=True)
-    common = ["--version", "1.0.0", "--push", "--quiet", "--no-previous"]
+    common = ["--release-version", "1.0.0", "--push", "--quiet", "--no-previous"]
     with HubServer() as hub:
         env = hub.client_env(tmp_path / "hf_home")
         proc = run_in_client(env, hub_clients.release_cli,
@@ -101,16 +101,25 @@ def test_release_config_spec_and_per_config_responses_are_checked(tmp_path):
 @pytest.mark.realdata
 @pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data is absent")
 def test_the_main_job_releases_every_real_tiny_benchmark(tmp_path):
-    """`python release.py --config release-local.toml --version 1.0.0`: four real tiny benchmarks,
-    each validated (every config/split loads with load_dataset), tinyHELM from its five scenarios."""
+    """`python release.py --config release-local.toml --release-version 1.0.0`: seven real tiny benchmarks,
+    each validated (every config/split loads with load_dataset), tinyHELM from its five scenarios,
+    the Open LLM Leaderboard v2's from its two real matrices (ids only)."""
     from datasets import load_dataset
 
     out = tmp_path / "release"
-    assert release_main(["--config", str(ROOT / "release-local.toml"), "--version", "1.0.0", "--out", str(out),
+    assert release_main(["--config", str(ROOT / "release-local.toml"), "--release-version", "1.0.0", "--out", str(out),
                          "--no-previous", "--quiet"]) == 0
     summary = json.loads((out / "release.json").read_text())["benchmarks"]
-    assert list(summary) == ["tinyAlpacaEval", "tinyGSM8k", "tinyHELM", "tinyWMDP_bio"]
-    # each config's pool split: every item (HELM Lite's 500, 1,000, 1,000, 437 and 567 instances)
+    assert list(summary) == ["tinyAlpacaEval", "tinyGSM8k", "tinyHELM", "tinyWMDP_bio", "tinyIFEval",
+                             "tinyArcChallengeV2", "tinyOpenLLMLeaderboardV2"]
+    # each config's pool split: every item (IFEval's 541 prompts, ARC-Challenge's 1,172 questions)
+    assert summary["tinyIFEval"]["validation"]["configs"] == {"default": {"test": 100, "pool": 541}}
+    assert summary["tinyOpenLLMLeaderboardV2"]["validation"]["configs"] == {"ifeval": {"test": 100, "pool": 541},
+                                                                           "arc_challenge": {"test": 100, "pool": 1172}}
+    v2 = read_manifest(out / "tinyOpenLLMLeaderboardV2")
+    assert v2["content_missing"] == ["arc_challenge", "ifeval"] and "harness_tasks" not in v2
+    assert v2["configs_absent"] == ["bbh", "math_hard", "gpqa", "musr", "mmlu_pro"]
+    # HELM Lite's 500, 1,000, 1,000, 437 and 567 instances
     assert summary["tinyHELM"]["validation"]["configs"] == {c: {"test": 100, "pool": n} for c, n in (
         ("openbookqa", 500), ("gsm", 1000), ("med_qa", 1000), ("math_chain_of_thought", 437), ("mmlu", 567))}
     assert summary["tinyGSM8k"]["validation"]["configs"] == {"main": {"test": 100, "train": 7473, "pool": 1319}}

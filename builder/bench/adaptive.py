@@ -30,7 +30,7 @@ Leaderboard v1 shape; parameters simulated from a 2-D model).
 
 ``--dev`` runs the same protocols inside each split's training models
 (:func:`protocols.dev_splits`): every design choice of the session (mixing, tempering, prior
-scale, warm start) is made there. Fits are cached in ``bench_cache/adaptive`` (keyed by the
+scale, warm start) is made there. Fits are cached in ``builder/bench/cache/adaptive`` (keyed by the
 data, the split and the code of the fit), so design runs do not refit.
 """
 
@@ -45,6 +45,7 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -53,7 +54,7 @@ from builder.read import ResponseMatrix
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "responses"
-DEFAULT_CACHE = ROOT / "bench_cache" / "adaptive"
+DEFAULT_CACHE = Path(__file__).resolve().parent / "cache" / "adaptive"
 BUDGETS = ("50", "100", "200", "2.5%", "10%")
 #: the estimator the sessions run on (and the warm start's tiny split)
 SESSION_K = 100
@@ -103,20 +104,22 @@ def fit_cached(matrix: ResponseMatrix, rows: np.ndarray, k: int, seed: int, cach
 
 
 def run_session(est, y: np.ndarray, items: list[str], budget: int, seed: int, batch: int, options: dict,
-                start: dict | None = None) -> tuple[dict, list[float]]:
-    """One model's session answered from its row ``y`` (NaN = not evaluated: outside the pool)."""
+                start: dict | None = None) -> tuple[dict, list[float], list[float]]:
+    """One model's session answered from its row ``y`` (NaN = not evaluated: outside the pool):
+    its result, the wall time and the CPU time of each ``next_items`` + ``record`` call (wall
+    time depends on the machine's load)."""
     col = {iid: j for j, iid in enumerate(items)}
     pool = [iid for iid in est.item_ids if not np.isnan(y[col[iid]])]
     s = est.adaptive(budget=budget, seed=seed, start=start, pool=pool, **options)
-    times, cpu = [], []
+    times: list[float] = []
+    cpu: list[float] = []
     while not s.done:
         t0, c0 = time.perf_counter(), time.process_time()
         ids = s.next_items(batch)
         s.record({i: float(y[col[i]]) for i in ids})
         times.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
-    run_session.cpu = cpu  # the CPU time of the same calls (wall time depends on the machine's load)
-    return s.result(), times
+    return s.result(), times, cpu
 
 
 def run_split(name: str, path: str, protocol: str, seed: int, dev_rep: int | None, budgets: tuple,
@@ -165,8 +168,8 @@ def run_split(name: str, path: str, protocol: str, seed: int, dev_rep: int | Non
         for method in ("adaptive", "warm"):
             if method == "warm" and (not opts["warm"] or n <= SESSION_K):
                 continue
-            got = {"score": [], "ci_low": [], "ci_high": [], "unclipped": []}
-            times = []
+            got: dict[str, list[float]] = {"score": [], "ci_low": [], "ci_high": [], "unclipped": []}
+            times: list[float] = []
             for i in range(len(test)):
                 sess_seed = 100_003 * seed + 1_009 * (0 if dev_rep is None else dev_rep + 1) + i
                 start = None
@@ -174,12 +177,11 @@ def run_split(name: str, path: str, protocol: str, seed: int, dev_rep: int | Non
                     ya = Yt[i, anchor_cols]
                     start = {a: float(v) for a, v in zip(est.anchor_ids, ya) if not np.isnan(v)}
                 budget = n - (len(start) if start else 0)
-                r, t = run_session(est, Yt[i], items, budget, sess_seed, opts["batch"], opts["session"], start)
+                r, t, _ = run_session(est, Yt[i], items, budget, sess_seed, opts["batch"], opts["session"], start)
                 for k in got:
                     got[k].append(float(r[k]))
                 times += t
-            got["ms_per_call"] = 1000 * float(np.median(times)) if times else float("nan")
-            row[method] = got
+            row[method] = {**got, "ms_per_call": 1000 * float(np.median(times)) if times else float("nan")}
         out["budgets"][spec] = row
     return out
 
@@ -266,7 +268,7 @@ def summarize(rows: list[dict], protocol: str, budgets: tuple) -> tuple[str, dic
     """Markdown tables of one protocol: a summary per budget and one table per dataset."""
     rows = [r for r in rows if r["protocol"] == protocol]
     names = list(dict.fromkeys(r["dataset"] for r in rows))
-    stats = {spec: {name: {m: _stats([r for r in rows if r["dataset"] == name], m, spec) for m in METHODS}
+    stats: dict[str, Any] = {spec: {name: {m: _stats([r for r in rows if r["dataset"] == name], m, spec) for m in METHODS}
                     for name in names} for spec in budgets}
     lines = [("| budget | items n | random-k MAE | fixed tiny | adaptive | tiny + adaptive | adaptive worst | ESS fixed "
               "| ESS adaptive | ESS adaptive (FAQ's reference) | ESS ceiling | coverage adaptive (min-max) "
@@ -280,7 +282,7 @@ def summarize(rows: list[dict], protocol: str, budgets: tuple) -> tuple[str, dic
         st = stats[spec]
         ns = sorted({s["random"]["n"] for s in st.values()})
         ad = {n: s["adaptive"]["ratio"] for n, s in st.items() if s["adaptive"] is not None}
-        worst = max(ad, key=ad.get) if ad else None
+        worst = max(ad, key=lambda name: ad[name]) if ad else None
         summary[spec] = {m: {"ratio": _mean(st, m, "ratio"), "ess": _mean(st, m, "ess"), "ess_faq": _mean(st, m, "ess_faq"),
                              "coverage": _mean(st, m, "coverage"), "width": _mean(st, m, "width")}
                          for m in ("fixed", "adaptive", "warm")}
@@ -349,8 +351,8 @@ def speed(n_items: int = 28_659, n_dims: int = 2, budget: int = 200, batches=(1,
     A = np.abs(rng.normal(0, 1, (n_items, n_dims))) * (1.2 / math.sqrt(n_dims)) + 0.1
     b = rng.normal(0, 1.5, n_items)
     ids = [f"item{j}" for j in range(n_items)]
-    est = TinyEstimator(item_ids=ids, anchor_positions=np.arange(0, n_items, n_items // 100)[:100],
-                        anchor_weights=np.full(100, 0.01), A=A, b=b, balance=np.ones(n_items),
+    est = TinyEstimator(item_ids=ids, anchor_positions=list(range(0, n_items, n_items // 100))[:100],
+                        anchor_weights=[0.01] * 100, A=A, b=b, balance=np.ones(n_items),
                         scenario_index=np.zeros(n_items, int), scenario_names=["s"],
                         strata=np.minimum(np.arange(n_items) // (n_items // 100), 99), prior_mean=np.zeros(n_dims),
                         prior_cov=np.eye(n_dims))
@@ -360,8 +362,8 @@ def speed(n_items: int = 28_659, n_dims: int = 2, budget: int = 200, batches=(1,
     for start in (None, "tiny split (100)"):
         for batch in batches:
             st = {a: y[int(a[4:])] for a in est.anchor_ids} if start else None
-            _, times = run_session(est, y, ids, budget, seed, batch, {}, st)
-            ms, cpu = 1000 * np.array(times), 1000 * np.array(run_session.cpu)
+            _, times, cpu_times = run_session(est, y, ids, budget, seed, batch, {}, st)
+            ms, cpu = 1000 * np.array(times), 1000 * np.array(cpu_times)
             lines.append(f"| {n_items:,} | {n_dims} | {batch} | {start or 'none'} | {len(ms)} | {np.median(ms):.2f} "
                          f"| {np.median(cpu):.2f} | {ms.max():.2f} |")
     return lines
@@ -386,7 +388,7 @@ def main(argv=None) -> int:
     ap.add_argument("--dev", action="store_true", help="development protocol: nested splits of training models only")
     ap.add_argument("--dev-reps", type=int, default=2, help="nested interpolation splits per seed in --dev (default 2)")
     ap.add_argument("--speed", action="store_true", help="only the N = 28,659 timing")
-    ap.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE, help="fit cache (default bench_cache/adaptive)")
+    ap.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE, help="fit cache (default builder/bench/cache/adaptive)")
     ap.add_argument("--no-cache", action="store_true")
     ap.add_argument("--fits-only", action="store_true",
                     help="only fit (and cache) the estimators of the splits: nothing is estimated or shown")

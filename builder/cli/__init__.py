@@ -1,4 +1,4 @@
-"""The command line (``tinybench``, ``python -m builder``): thin commands over the stages' libraries.
+"""The command line (``tinybench-builder``, ``python -m builder``): thin commands over the stages' libraries.
 
 One module per command, each with a ``register(subparsers)`` that adds its subparser and a
 handler wrapped by :func:`builder.cli._run.command` (the one place where an error becomes one

@@ -45,7 +45,14 @@ def error_line(exc: BaseException, bad_input: tuple[type[BaseException], ...] = 
 
 def run_command(func: Handler, args: argparse.Namespace, *, bad_input: tuple[type[BaseException], ...] = BAD_INPUT,
                 interrupted: str = "interrupted") -> int:
-    """Run ``func(args)``; what escapes it becomes an exit status and one ``error:`` line on stderr."""
+    """Run ``func(args)``; what escapes it becomes an exit status and one ``error:`` line on stderr.
+
+    First the output is set up from ``-q``/``-v``/``--progress`` (:func:`builder.progress.configure`).
+    """
+    from builder.cli._args import verbosity
+    from builder.progress import configure
+
+    configure(verbosity(args), "on" if getattr(args, "progress", False) is True else "auto")
     try:
         return int(func(args) or 0)
     except BrokenPipeError:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from builder.cli._args import POSITIVE, SEED, add_debug, int_range
+from builder.progress import get_logger
+from builder.cli._args import POSITIVE, SEED, add_common, int_range
 from builder.cli._run import command
+
+log = get_logger(__name__)
 
 __all__ = ["register", "run_adaptive_command", "half_width"]
 
@@ -46,8 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="start from the table's answers on the tiny split's anchors (not counted in --budget)")
     pa.add_argument("--model", action="append", metavar="NAME", help="only this model of the table (repeatable)")
     pa.add_argument("--out", metavar="FILE", help="write the estimates to FILE (.csv, .tsv, .json or .parquet)")
-    pa.add_argument("--quiet", action="store_true", help="no per-batch progress lines")
-    add_debug(pa, sub=True)
+    add_common(pa, sub=True)  # -q: no per-batch progress lines
     pa.set_defaults(func=run_adaptive_command)
 
 
@@ -59,13 +60,12 @@ def run_adaptive_command(args: argparse.Namespace) -> int:
         raise ValueError("give --budget N (items to ask) or --target-halfwidth H (or both)")
     if args.out:
         check_output(args.out, args.dir, args.answers)  # never replace an input; a known format
-    say = (lambda line: None) if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
     frame = run_adaptive(args.dir, args.answers, budget=args.budget, target_halfwidth=args.target_halfwidth,
                          seed=args.seed, batch=args.batch, warm_start=args.warm_start, models=args.model,
-                         progress=say, notes=lambda line: print(f"note: {line}", file=sys.stderr))
+                         progress=log.info, notes=lambda line: log.warning(f"note: {line}"))
     if args.out:
         write_estimates(frame, args.out)
-        print(f"wrote {len(frame)} estimate(s) to {args.out}", file=sys.stderr)
+        log.info(f"wrote {len(frame)} estimate(s) to {args.out}")
     else:
         print(frame.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     return 0

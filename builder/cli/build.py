@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from builder.cli._args import POSITIVE, SEED, add_debug, design_args
+from builder.progress import get_logger
+from builder import params
+from builder.cli._args import ANCHORS, DIMS, SEED, VersionOrValue, add_common, design_args, verbosity
+from builder.cli._report import validation_table
 from builder.cli._run import command
+log = get_logger(__name__)
+
 __all__ = ["register", "run_build"]
 
 
@@ -33,22 +37,24 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="content of a split: local parquet/CSV/JSON in the upstream schema (an item_id column "
                          "matching the responses, or upstream row order) or hub:OWNER/NAME; CONFIG/SPLIT=... for "
                          "bundles; repeatable (default: the registry's upstream Hub dataset)")
-    pb.add_argument("--anchors", type=POSITIVE, default=None, metavar="K", help="number of anchors (default: the registry's)")
+    pb.add_argument("--anchors", type=ANCHORS, default=None, metavar="K", help="number of anchors (default: the registry's)")
     pb.add_argument("--seed", type=SEED, default=0, help="random seed (default 0)")
     pb.add_argument("--out", required=True, metavar="DIR",
                     help="output folder; an existing one is replaced only if it is empty or was written by `fit` or "
                          "`build` and holds nothing else (checked before the fit)")
-    pb.add_argument("--version", default="0.0.0", help="dataset version for the manifest and card (default 0.0.0)")
+    pb.add_argument("--release-version", dest="release_version", default="0.0.0", metavar="X.Y.Z",
+                    help="dataset version for the manifest and card (default 0.0.0)")
+    pb.add_argument("--version", dest="release_version", action=VersionOrValue, metavar="X.Y.Z",
+                    help="alone: print the program's version; with X.Y.Z: the old spelling of --release-version")
     pb.add_argument("--previous", default=None, metavar="DIR", help="folder of the previous version (card changelog)")
     pb.add_argument("--repo-id", default=None, metavar="OWNER/NAME",
-                    help="Hub repository shown in the card (default tinyBenchmarks/NAME)")
-    pb.add_argument("--item-order", choices=("upstream", "harness_v1"), default="upstream",
+                    help="Hub repository shown in the card and the lm-eval task files (default: NAME in your Hub token's namespace, or local/NAME without a token: never another organisation's)")
+    pb.add_argument("--item-order", choices=params.ITEM_ORDERS, default="upstream",
                     help="how response item ids index the content rows: upstream row ids (default) or row positions "
                          "in the v0.3 harness evaluation order (Open LLM Leaderboard v1 details)")
-    pb.add_argument("--dims", type=POSITIVE, default=None, metavar="D", help="IRT dimension (default: chosen by validation)")
+    pb.add_argument("--dims", type=DIMS, default=None, metavar="D", help="IRT dimension (default: chosen by validation)")
     design_args(pb)
-    pb.add_argument("--quiet", action="store_true", help="no progress bar")
-    add_debug(pb, sub=True)
+    add_common(pb, sub=True, version=False)
     pb.set_defaults(func=run_build)
 
 
@@ -69,12 +75,13 @@ def run_build(args: argparse.Namespace) -> int:
         spec = load_spec_file(args.spec)
     else:
         spec = get_benchmark(args.name)
-    options = BuildOptions(anchors=args.anchors, seed=args.seed, version=args.version, repo_id=args.repo_id,
+    options = BuildOptions(anchors=args.anchors, seed=args.seed, version=args.release_version, repo_id=args.repo_id,
                            item_order=args.item_order, fit=FitOptions(n_dims=args.dims, design=args.design,
                                                          n_seeds=args.kmeans_seeds))
     out = build_benchmark(spec, _responses_arg(spec, args.responses), content, options, out=args.out,
-                          previous=args.previous, progress=not args.quiet)
-    print(f"wrote {out}/ ({', '.join(sorted(p.name for p in Path(out).iterdir()))})", file=sys.stderr)
+                          previous=args.previous, progress=verbosity(args) >= 0)
+    log.info(f"wrote {out}/ ({', '.join(sorted(p.name for p in Path(out).iterdir()))})")
+    print(validation_table({spec.name: out}))
     return 0
 
 

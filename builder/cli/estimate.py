@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from builder.cli._args import add_debug
+from builder.progress import get_logger
+from builder.cli._args import add_common
 from builder.cli._run import command
+log = get_logger(__name__)
+
 __all__ = ["register", "run_estimate"]
 
 
@@ -32,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     pe.add_argument("--out", metavar="FILE",
                     help="write the estimates to FILE instead of a table on stdout, in the format its name ends "
                          "with: .csv, .tsv, .json (a list of records) or .parquet; never one of the inputs")
-    add_debug(pe, sub=True)
+    add_common(pe, sub=True)
     pe.set_defaults(func=run_estimate)
 
 
@@ -49,12 +51,12 @@ def run_estimate(args: argparse.Namespace) -> int:
         frame, notes = estimate_from_logs(args.dir, args.scores, task=args.task, metric=args.metric,
                                           filter=args.filter)
         for note in notes:
-            print(f"note: {note}", file=sys.stderr)
+            log.info(f"note: {note}")
     else:
         frame = estimate_table(args.dir, args.scores)
     if args.out:
         write_estimates(frame, args.out)
-        print(f"wrote {len(frame)} estimate(s) to {args.out}", file=sys.stderr)
+        log.info(f"wrote {len(frame)} estimate(s) to {args.out}")
     else:
         print(frame.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     return 0

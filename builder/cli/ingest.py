@@ -15,7 +15,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from builder.cli._args import add_debug
+from builder.cli._args import add_common
 from builder.cli._run import command
 from builder.read import FORMATS, IngestResult, ingest_with_report
 from builder.read import MatrixFormatError, ResponseMatrix
@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                     "model by model on a local process pool or a Dask cluster.",
                         epilog=INGEST_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_ingest_arguments(pi)
-    add_debug(pi, sub=True)
+    add_common(pi, sub=True, progress=False)  # ingest's --progress chooses bar, log or none
     pi.set_defaults(func=run_ingest)
 
 
@@ -204,9 +204,10 @@ FAILED_HEADER = "# models that could not be read: model<TAB>source<TAB>last erro
 
 
 def failures_path(out: str | Path) -> Path:
-    """``<out stem>.failed.txt`` next to ``out``."""
-    out = Path(out)
-    return out.with_name(out.stem + ".failed.txt")
+    """``<out stem>.failed.txt`` next to ``out`` (shortened with a hash when it would exceed NAME_MAX)."""
+    from builder.files import sidecar_name
+
+    return sidecar_name(out, ".failed.txt")
 
 
 def write_failures(failures: Sequence[UnitFailure], out: Path) -> Path:

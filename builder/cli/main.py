@@ -1,4 +1,4 @@
-"""Command line: ``python -m builder {ingest,fit,estimate,adaptive,build,import-original,release,simulate} ...`` (``tinybench``).
+"""Command line: ``python -m builder {ingest,fit,estimate,adaptive,build,import-original,release,simulate} ...`` (``tinybench-builder``).
 
 One module per command (:mod:`builder.cli.ingest`, :mod:`~builder.cli.fit`,
 :mod:`~builder.cli.estimate`, :mod:`~builder.cli.adaptive`, :mod:`~builder.cli.build`, :mod:`~builder.cli.original`,
@@ -14,9 +14,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from builder import __version__
 from builder.cli import adaptive, build, estimate, fit, ingest, original, release, simulate
-from builder.cli._args import add_debug
+from builder.cli._args import add_common
 
 __all__ = ["main", "release_main", "build_parser", "COMMANDS"]
 
@@ -32,7 +31,7 @@ examples:
       --content test=alpaca_eval.parquet --out build/tinyAlpacaEval
   python -m builder estimate build/tinyMMLU lm_eval_output/      # lm-eval logs of tinyMMLU
   python -m builder adaptive tiny_sim --answers new_models.parquet --budget 200   # adaptive, answered from a table
-  python -m builder release --config release-local.toml --version 1.0.0   # = python release.py ...
+  python -m builder release --config release-local.toml --release-version 1.0.0   # = python release.py ...
 """
 
 
@@ -43,15 +42,30 @@ def build_parser() -> argparse.ArgumentParser:
         description="Build tiny benchmarks: read evaluation results, fit IRT, pick anchors, estimate full scores.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    add_debug(p)
+    add_common(p)
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMANDS:
         module.register(sub)
     return p
 
 
+def install_signal_handlers() -> None:
+    """SIGTERM ends a command as Ctrl-C does: with its ``finally`` blocks (staging folders and
+    temporary files removed, nothing half-written left), exit status 143. Python's default
+    would stop at once and leave them. Only in the main thread, and only over the default."""
+    import signal
+    import threading
+
+    def terminated(signum, frame):
+        print("terminated (SIGTERM): nothing half-written is left", file=sys.stderr)
+        raise SystemExit(128 + signum)
+
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, terminated)
+
+
 def main(argv: list[str] | None = None) -> int:
+    install_signal_handlers()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -62,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def release_main(argv: list[str] | None = None) -> int:
     """``release.py``: the ``release`` command under the program name ``release.py``."""
+    install_signal_handlers()
     parser = release.add_release_arguments(argparse.ArgumentParser(
         prog="release.py", description=release.RELEASE_DESCRIPTION, epilog=release.RELEASE_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter))

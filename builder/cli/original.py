@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from builder.cli._args import add_debug
+from builder.progress import get_logger
+from builder.cli._args import add_common
 from builder.cli._run import command
+log = get_logger(__name__)
+
 __all__ = ["register", "run_import_original"]
 
 
@@ -27,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     po.add_argument("--check", action="store_true",
                     help="--bench mmlu: compare with the original's published numbers for y = [1 if i %% 3 == 0 "
                          "else 0 for i in range(100)] (exit 1 if they differ)")
-    add_debug(po, sub=True)
+    add_common(po, sub=True)
     po.set_defaults(func=run_import_original)
 
 
@@ -36,8 +38,8 @@ def run_import_original(args: argparse.Namespace) -> int:
     from builder.dataset import check_reference, import_original
 
     est, out = import_original(args.pickle, args.bench, args.out)
-    print(f"imported {args.bench!r}: {len(est.item_ids)} items, {len(est.anchor_ids)} anchors, IRT dimension "
-          f"{est.n_dims}, scenarios {', '.join(est.scenarios)} -> {out}/", file=sys.stderr)
+    log.info(f"imported {args.bench!r}: {len(est.item_ids)} items, {len(est.anchor_ids)} anchors, IRT dimension "
+          f"{est.n_dims}, scenarios {', '.join(est.scenarios)} -> {out}/")
     if args.check:
         if args.bench != "mmlu":
             raise ValueError("--check compares with the published reference of --bench mmlu")

@@ -29,13 +29,13 @@ has (tinyMMLU, tinyArc, ...), its built-in task wins, and reads the same reposit
 Python. A custom benchmark's name is its own.
 
 :func:`task_files` returns ``{relative path: text}``; the text is deterministic (keys in a fixed
-order, JSON-style values, which YAML reads as they are).
+order, written by PyYAML; lm-eval's ``!function`` tag for the functions of ``tiny_utils.py``).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from builder.registry import BenchmarkSpec, ConfigSpec
 from builder.layout import HARNESS_DIR
@@ -89,7 +89,27 @@ _BY_RENDERER: dict[str, dict[str, Any]] = {
                    "doc_to_choice": "{{mc2_targets.choices}}", "doc_to_target": 0,
                    "process_results": _fn("truthfulqa_mc2"), "metric_list": [{"metric": "acc", **_MEAN}]},
     "gsm8k": _GSM8K,
+    # the Open LLM Leaderboard v2 (builder.registry.prompts_v2; lm-eval's lm_eval/tasks/leaderboard)
+    "lb2_ifeval": {"output_type": "generate_until", "doc_to_text": "{{input_formatted}}", "doc_to_target": 0,
+                   "process_results": _fn("ifeval_results"),
+                   "generation_kwargs": {"until": [], "do_sample": False, "temperature": 0.0, "max_gen_toks": 1280},
+                   "metric_list": [{"metric": "prompt_level_strict_acc", **_MEAN}]},
+    "lb2_bbh": {"output_type": "multiple_choice", "doc_to_text": "{{input_formatted}}",
+                "doc_to_choice": _fn("bbh_choices"), "doc_to_target": "{{target}}", "metric_list": _ACC},
+    "lb2_math": {"output_type": "generate_until", "doc_to_text": "{{input_formatted}}", "doc_to_target": "{{answer}}",
+                 "process_results": _fn("math_results"),
+                 "generation_kwargs": {"until": ["Problem:"], "do_sample": False, "temperature": 0.0,
+                                       "max_gen_toks": 1024},
+                 "metric_list": [{"metric": "exact_match", **_MEAN}]},
+    "lb2_gpqa": {"output_type": "multiple_choice", "doc_to_text": "{{input_formatted}}",
+                 "doc_to_choice": ["(A)", "(B)", "(C)", "(D)"], "doc_to_target": "answer", "metric_list": _ACC},
+    "lb2_musr": {"output_type": "multiple_choice", "doc_to_text": "{{input_formatted}}",
+                 "doc_to_choice": "{{choices}}", "doc_to_target": "{{answer_choice}}", "metric_list": _ACC},
+    "lb2_mmlu_pro": {"output_type": "multiple_choice", "doc_to_text": "{{input_formatted}}",
+                     "doc_to_choice": _fn("mmlu_pro_choices"), "doc_to_target": "answer", "metric_list": _ACC},
 }
+#: the functions of ``tiny_utils.py`` each v2 task names come from :data:`V2_UTILS_SOURCE`
+_V2_FUNCTIONS = ("bbh_choices", "mmlu_pro_choices", "ifeval_results", "math_results")
 
 #: ``lm_eval/tiny_utils.py``: the functions the tasks name (standalone: numpy only)
 UTILS_SOURCE = '''\
@@ -145,6 +165,48 @@ def truthfulqa_mc2(doc, results):
     return {"acc": float(p[:first_false].sum() / p.sum())}
 '''
 
+
+
+def _v2_utils_source() -> str:
+    from builder.registry import bbh_choices, bbh_subtasks
+
+    choices = json.dumps({sub: bbh_choices(sub) for sub in bbh_subtasks()}, ensure_ascii=False, indent=1)
+    return """
+
+# ---- the Open LLM Leaderboard v2 tasks (lm-eval's lm_eval/tasks/leaderboard)
+#: each BBH subtask's continuations (its task's doc_to_choice); a row's subtask is its subscenario
+_BBH_CHOICES = """ + choices + '''
+
+
+def bbh_choices(doc):
+    """The continuations of the row's BBH subtask."""
+    return _BBH_CHOICES[doc["subscenario"]]
+
+
+def mmlu_pro_choices(doc):
+    """One letter per option (the leaderboard task's utils.doc_to_choice)."""
+    return [chr(ord("A") + i) for i in range(len(doc["options"]))]
+
+
+def ifeval_results(doc, results):
+    """Prompt-level strict accuracy, by lm-eval's own IFEval checks (pip install "lm-eval[ifeval]")."""
+    from lm_eval.tasks.leaderboard.ifeval import utils as ifeval
+
+    return {"prompt_level_strict_acc": ifeval.process_results(doc, results)["prompt_level_strict_acc"]}
+
+
+def math_results(doc, results):
+    """Exact match as the leaderboard scored MATH-hard: lm-eval's original answer check
+    (process_result_v1; its exact_match_original) (pip install "lm-eval[math]")."""
+    from lm_eval.tasks.leaderboard.math import utils as math_hard
+
+    original = getattr(math_hard, "process_result_v1", None)
+    if original is not None:
+        return {"exact_match": int(original(doc, results[0]))}
+    return {"exact_match": int(math_hard.process_results(doc, results)["exact_match"])}
+'''
+
+
 _ORDER = ("task", "dataset_path", "dataset_name", "dataset_kwargs", "test_split", "output_type", "num_fewshot",
           "doc_to_text", "doc_to_choice", "doc_to_target", "process_results", "generation_kwargs", "metric_list",
           "filter_list", "metadata")
@@ -170,22 +232,27 @@ def task_settings(config: ConfigSpec) -> dict[str, Any] | None:
     return None if settings is None else dict(settings)
 
 
-def _value(v: Any) -> str:
-    if isinstance(v, _Function):
-        return str(v)
-    return json.dumps(v, ensure_ascii=False)
+def _dumper() -> type:
+    """PyYAML's safe dumper that writes a :class:`_Function` as lm-eval's ``!function`` tag."""
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    def function(dumper: yaml.SafeDumper, value: _Function) -> yaml.Node:
+        return dumper.represent_scalar("!function", str(value).removeprefix("!function "))
+
+    Dumper.add_representer(_Function, function)
+    return Dumper
 
 
-def _yaml(fields: Mapping[str, Any]) -> str:
-    lines = []
-    for key in [k for k in _ORDER if k in fields] + [k for k in fields if k not in _ORDER]:
-        value = fields[key]
-        if isinstance(value, list) and value and all(isinstance(x, dict) for x in value):
-            lines.append(f"{key}:")
-            lines += [f"  - {_value(x)}" for x in value]
-        else:
-            lines.append(f"{key}: {_value(value)}")
-    return "\n".join(lines) + "\n"
+def _yaml(fields: Mapping[str, Any], order: Sequence[str] = _ORDER) -> str:
+    """The task as YAML (PyYAML): keys in ``order``, then the others; no line wrapping."""
+    import yaml
+
+    ordered = {k: fields[k] for k in [k for k in order if k in fields] + [k for k in fields if k not in order]}
+    return yaml.dump(ordered, Dumper=_dumper(), sort_keys=False, allow_unicode=True, width=1 << 16,
+                     default_flow_style=False)
 
 
 def task_files(spec: BenchmarkSpec, configs: Mapping[str, Mapping[str, Any]], repo_id: str, tag: str,
@@ -212,16 +279,17 @@ def task_files(spec: BenchmarkSpec, configs: Mapping[str, Mapping[str, Any]], re
         out[f"{HARNESS_DIR}/{c.harness_task}.yaml"] = _yaml(fields)
         tasks.append(c.harness_task)
         pool = configs[c.name].get("pool_split")
-        if pool:  # every item: what adaptive evaluation asks from, a batch at a time (--samples / samples=)
+        if pool and c.harness_task:  # every item: what adaptive evaluation asks from, a batch at a time (--samples / samples=)
             out[f"{HARNESS_DIR}/{c.harness_task}{POOL_SUFFIX}.yaml"] = _yaml({
                 **fields, "task": c.harness_task + POOL_SUFFIX, "test_split": pool,
                 "metadata": {**fields["metadata"], "source": "written by tinybench-builder; every item of the "
                              "estimator (the pool split): evaluate the items an adaptive session asks for with "
                              "--samples (docs/ADAPTIVE.md)"}})
     if len(tasks) > 1:  # a bundle: the group of its tasks
-        out[f"{HARNESS_DIR}/{spec.name}.yaml"] = (f"group: {_value(spec.name)}\ntask:\n"
-                                                  + "".join(f"  - {_value(t)}\n" for t in tasks)
-                                                  + f"metadata: {_value({'version': 1.0, 'dataset_version': version})}\n")
+        out[f"{HARNESS_DIR}/{spec.name}.yaml"] = _yaml({"group": spec.name, "task": tasks,
+                                                        "metadata": {"version": 1.0, "dataset_version": version}},
+                                                       order=())
     if uses_utils:
-        out[f"{HARNESS_DIR}/{UTILS_MODULE}.py"] = UTILS_SOURCE
+        v2 = any(_fn(name) in str(text) for text in out.values() for name in _V2_FUNCTIONS)
+        out[f"{HARNESS_DIR}/{UTILS_MODULE}.py"] = UTILS_SOURCE + (_v2_utils_source() if v2 else "")
     return out

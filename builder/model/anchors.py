@@ -17,8 +17,11 @@ estimator uses for the error bar of the anchor-weighted mean).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping
 
 import numpy as np
+
+from builder.params import ANCHORS
 
 
 @dataclass
@@ -57,11 +60,15 @@ class AnchorSet:
         return int(self.positions.shape[0])
 
 
-def balance_weights(scenarios: np.ndarray, subscenarios: np.ndarray | None = None) -> np.ndarray:
+def balance_weights(scenarios: np.ndarray, subscenarios: np.ndarray | None = None,
+                    subscenario_weights: Mapping[str, float] | None = None) -> np.ndarray:
     """Item weights: each scenario sums to 1, each of its subscenarios counts equally.
 
     ``w_j = 1 / (n_sub(s) * n_items(s, sub))`` as in the original ``N_sce / (n_sub n_i)``
-    (up to the scenario size, since we normalise per scenario).
+    (up to the scenario size, since we normalise per scenario). With ``subscenario_weights``
+    (label -> relative weight; labels not in it weigh 1) subscenario ``k`` of scenario ``s``
+    gets ``u_k / sum(u)`` of it, shared equally by its items: the item counts give every item
+    the same weight (lm-eval's ``weight_by_size``).
     """
     scenarios = np.asarray(scenarios, dtype=object)
     N = scenarios.shape[0]
@@ -72,13 +79,18 @@ def balance_weights(scenarios: np.ndarray, subscenarios: np.ndarray | None = Non
     for s in dict.fromkeys(scenarios):
         in_s = scenarios == s
         sub_names, sub_idx, counts = np.unique(subs[in_s].astype(str), return_inverse=True, return_counts=True)
-        w[in_s] = 1.0 / (len(sub_names) * counts[sub_idx])
+        if subscenario_weights is None:  # the original formula, kept bit for bit
+            w[in_s] = 1.0 / (len(sub_names) * counts[sub_idx])
+            continue
+        u = np.array([float(subscenario_weights.get(str(n), 1.0)) for n in sub_names])
+        if not (np.isfinite(u).all() and (u > 0).all()):
+            raise ValueError(f"subscenario weights must be positive numbers, got {dict(zip(sub_names, u))}")
+        w[in_s] = (u / u.sum())[sub_idx] / counts[sub_idx]
     return w
 
 
 def _check_k(k: int, n_items: int, n_scenarios: int = 1) -> int:
-    if int(k) != k or k < 1:
-        raise ValueError(f"the number of anchors must be a positive integer, got {k!r}")
+    k = ANCHORS.check(k, "the number of anchors")
     if k > n_items:
         raise ValueError(f"cannot pick {k} anchors from {n_items} items")
     if k < n_scenarios:
@@ -131,7 +143,8 @@ def cluster_anchors(
         raise ValueError(f"balance must have shape ({N},), got {balance.shape}")
     scenarios = np.asarray(scenarios if scenarios is not None else ["all"] * N, dtype=object)
     budget = _scenario_budget(_check_k(k, N, len(set(scenarios))), scenarios)
-    positions, weights = [], []
+    positions: list[int] = []
+    weights: list[float] = []
     labels = np.empty(N, dtype=np.int64)
     for s in dict.fromkeys(scenarios.astype(str)):
         idx = np.flatnonzero(scenarios.astype(str) == s)
@@ -176,7 +189,9 @@ def random_anchors(
     scenario's first anchor; they only matter for error bars).
     """
     balance, scenarios, budget, rng = _sampling_setup(k, balance, scenarios, seed)
-    positions, weights, labels = [], [], np.empty(balance.shape[0], dtype=np.int64)
+    positions: list[int] = []
+    weights: list[float] = []
+    labels = np.empty(balance.shape[0], dtype=np.int64)
     for s in dict.fromkeys(scenarios):
         idx = np.flatnonzero(scenarios == s)
         pick = np.sort(rng.choice(idx, budget[s], replace=False))
@@ -225,7 +240,9 @@ def stratified_anchors(
         raise ValueError(f"per_stratum must be a positive integer, got {per_stratum!r}")
     N = balance.shape[0]
     labels = np.empty(N, dtype=np.int64)
-    positions, weights, strata = [], [], []
+    positions: list[int] = []
+    weights: list[float] = []
+    strata: list[int] = []
     for s in dict.fromkeys(scen):
         # one generator per scenario, seeded by the scenario's name: the draw of a scenario
         # does not depend on which other scenarios the matrix holds or their order
@@ -258,10 +275,10 @@ def stratified_anchors(
             positions.extend(pick.tolist())
             weights.extend((mass[h] / total * share).tolist())
             strata.extend([h + offset] * pick.size)
-    positions, weights, strata = np.array(positions), np.array(weights), np.array(strata)
+    pos, wts, strat = np.array(positions), np.array(weights), np.array(strata)
     # anchors in item order within each scenario (the tiny dataset's rows); strata go along
-    out_order = np.lexsort((positions, [list(dict.fromkeys(scen)).index(scen[p]) for p in positions]))
-    return AnchorSet(positions[out_order], weights[out_order], labels, "stratified", seed, strata[out_order])
+    out_order = np.lexsort((pos, np.array([list(dict.fromkeys(scen)).index(scen[p]) for p in pos])))
+    return AnchorSet(pos[out_order], wts[out_order], labels, "stratified", seed, strat[out_order])
 
 
 def _equal_mass_cut(mass: np.ndarray, n_strata: int) -> np.ndarray:

@@ -231,7 +231,7 @@ def read_score_csv(path: str | os.PathLike, sep: str = ",", columns: Iterable[st
         return frame[frame["item"].isin(set(map(str, columns)))]
     text = {k: v for k, v in data.items() if k in TEXT_COLUMNS}
     numeric = [k for k in data if k not in TEXT_COLUMNS]
-    frame = pd.DataFrame(np.column_stack([data[k] for k in numeric]) if numeric else np.empty((table.num_rows, 0)),
+    frame = pd.DataFrame(np.column_stack([np.asarray(data[k]) for k in numeric]) if numeric else np.empty((table.num_rows, 0)),
                          columns=pd.Index(numeric, dtype=object))
     for i, (k, v) in enumerate(text.items()):
         frame.insert(i, k, v)

@@ -3,17 +3,22 @@
 :data:`REGISTRY` holds a :class:`BenchmarkSpec` per tiny benchmark (Hub configs, splits, columns,
 the harness prompt that renders ``input_formatted``, upstream content, source tasks, metrics,
 licence, citation); :mod:`builder.registry.prompts` renders the prompts byte for byte as the
-harness does; :func:`load_spec_file` turns a spec file (TOML) into a :class:`BenchmarkSpec`.
+harness does (:mod:`builder.registry.prompts_v2` the Open LLM Leaderboard v2's, whose entries,
+metrics and normalisation are in :mod:`builder.registry.leaderboard_v2`); :func:`load_spec_file`
+turns a spec file (TOML) into a :class:`BenchmarkSpec`.
 """
 
 from builder.registry.benchmarks import (
     POLO2024_BIBTEX, REGISTRY, BenchmarkSpec, ConfigSpec, get_benchmark, get_by_original, size_category,
 )
 from builder.registry.prompts import FULL_SPLIT_RENDERERS, harness_v1_order, render_split
+from builder.registry.leaderboard_v2 import normalization, subscenario_weights
+from builder.registry.prompts_v2 import bbh_choices, bbh_subtasks
 from builder.registry.specs import SpecError, load_spec_file, spec_from_mapping
 
 __all__ = [
     "REGISTRY", "BenchmarkSpec", "ConfigSpec", "get_benchmark", "get_by_original", "size_category", "POLO2024_BIBTEX",
     "FULL_SPLIT_RENDERERS", "render_split", "harness_v1_order",
+    "normalization", "subscenario_weights", "bbh_choices", "bbh_subtasks",
     "SpecError", "load_spec_file", "spec_from_mapping",
 ]

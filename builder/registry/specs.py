@@ -48,10 +48,11 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping, overload
 
 from builder.errors import SpecError
 from builder.layout import name_problem
+from builder.params import ANCHORS
 from builder.registry.benchmarks import REGISTRY, BenchmarkSpec, ConfigSpec, validate_spec
 from builder.registry.prompts import template_problems
 
@@ -61,6 +62,12 @@ HARNESS_OUTPUT_TYPES = ("multiple_choice", "generate_until", "loglikelihood")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}$")
 
 
+@overload
+def _str(data: Mapping, key: str, where: str, default: str, required: bool = False) -> str: ...
+@overload
+def _str(data: Mapping, key: str, where: str, default: None = None, *, required: Literal[True]) -> str: ...
+@overload
+def _str(data: Mapping, key: str, where: str, default: None = None, required: bool = False) -> str | None: ...
 def _str(data: Mapping, key: str, where: str, default: str | None = None, required: bool = False) -> str | None:
     if key not in data:
         if required:
@@ -155,9 +162,7 @@ def spec_from_mapping(data: Mapping[str, Any], where: str = "spec") -> Benchmark
     prompt = _str(data, "prompt", where)
     if prompt is not None:
         _template(prompt, "prompt", where)
-    anchors = data.get("anchors", 100)
-    if not isinstance(anchors, int) or isinstance(anchors, bool) or anchors < 1:
-        raise SpecError(f"{where}: anchors must be a positive integer, got {anchors!r}")
+    anchors = ANCHORS.check(data.get("anchors", 100), f"{where}: anchors", error=SpecError)
     columns = _str_list(data, "columns", where)
     if columns:
         columns = tuple(c for c in columns if c != "input_formatted")
@@ -220,7 +225,7 @@ def load_spec_file(path: str | os.PathLike) -> BenchmarkSpec:
     try:
         import tomllib  # Python >= 3.11
     except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+        import tomli as tomllib  # type: ignore[no-redef,unused-ignore]
     path = Path(path)
     try:
         with open(path, "rb") as fh:

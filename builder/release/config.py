@@ -3,7 +3,8 @@
 ::
 
     [release]
-    org = "tinyBenchmarks"            # Hub namespace: repos are <org>/<name>
+    org = "your-org"                  # optional Hub namespace: repos are <org>/<name> (default: your
+                                      # token's own namespace, whoami; with no token a local release)
     private = false                   # optional: create new repos private
     fallback = "release-example.toml" # optional: released instead when none of the inputs below exist
 
@@ -33,13 +34,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from builder.registry import BenchmarkSpec
-from builder.dataset import BuildOptions, check_repo_id
+from builder.dataset import BuildOptions, check_repo_id, hub_id_problem
+from builder import params
 from builder.errors import BuildError, ConfigError, ReleaseError
 
 __all__ = [
@@ -49,19 +50,10 @@ __all__ = [
 
 
 # ============================================================================ versions
-_VERSION_RE = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
-_TAG_RE = re.compile(r"^v((?:0|[1-9]\d*)\.(?:0|[1-9]\d*)\.(?:0|[1-9]\d*))$")
-
-
 def parse_version(version: str) -> tuple[int, int, int]:
-    """``"1.2.0"`` -> ``(1, 2, 0)``; a leading ``v`` is accepted. ConfigError otherwise."""
-    text = str(version).strip()
-    if text.startswith("v"):
-        text = text[1:]
-    m = _VERSION_RE.match(text)
-    if not m:
-        raise ConfigError(f"invalid version {version!r}: use MAJOR.MINOR.PATCH with plain numbers, e.g. 1.0.0")
-    return int(m.group(1)), int(m.group(2)), int(m.group(3))
+    """``"1.2.0"`` -> ``(1, 2, 0)``; a leading ``v`` is accepted. ConfigError otherwise (the one
+    version rule, :func:`builder.params.parse_version`, parsed by ``packaging.version``)."""
+    return params.parse_version(version, error=ConfigError)
 
 
 def normalize_version(version: str) -> str:
@@ -76,8 +68,12 @@ def version_tag(version: str) -> str:
 
 def tag_version(tag: str) -> tuple[int, int, int] | None:
     """``"v1.2.0"`` -> ``(1, 2, 0)``; None for any other tag."""
-    m = _TAG_RE.match(tag)
-    return parse_version(m.group(1)) if m else None
+    if not (isinstance(tag, str) and tag.startswith("v") and tag[1:2].isdigit()):
+        return None
+    try:
+        return parse_version(tag[1:])
+    except ConfigError:
+        return None
 
 
 def latest_release_below(tags: Iterable[str], version: str) -> str | None:
@@ -150,6 +146,9 @@ class ReleaseConfig:
     private: bool = False
     #: ``[release] fallback``: the config released instead when none of this one's inputs exist
     fallback: Path | None = None
+    #: where ``org`` comes from: ``"config"`` (``[release] org``), ``"token"`` (the Hub token's own
+    #: namespace, ``whoami``) or ``"local"`` (neither: a local release, which ``--push`` refuses)
+    org_from: str = "config"
     #: the config whose inputs were missing when this one is its fallback (else None), and those inputs
     fallback_from: Path | None = None
     fallback_missing: tuple[Path, ...] = ()
@@ -195,15 +194,13 @@ class ReleaseConfig:
         return dataclasses.replace(self, benchmarks=tuple(b for b in self.benchmarks if b.name in names))
 
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}$")
-_REPO_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
-_HUB_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
 #: file endings taken as local data files (not Hub dataset ids) in ``content``
 _DATA_SUFFIXES = (".parquet", ".csv", ".tsv", ".json", ".jsonl", ".arrow", ".pkl", ".pickle", ".txt", ".gz", ".zip")
 
 
-def _is_int(v: Any, minimum: int) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and v >= minimum
+def _rule(rule: params.IntRule) -> Callable[[Any], bool]:
+    """A config key checked by a shared parameter's one rule (builder/params.py)."""
+    return lambda value: rule.problem(value) is None
 
 
 @dataclass(frozen=True)
@@ -214,9 +211,9 @@ class _Key:
     message: str  # formatted with value=...
 
 
-#: [release] keys (``org`` is required)
+#: [release] keys (all optional: without ``org``, the token's own namespace)
 _RELEASE_KEYS = {
-    "org": _Key(lambda v: isinstance(v, str) and bool(_NAME_RE.match(v)),
+    "org": _Key(lambda v: hub_id_problem(v, "org", (0,)) is None,
                 "[release] org must be a Hub user or organization name, got {value!r}"),
     "private": _Key(lambda v: isinstance(v, bool), "[release] private must be true or false, got {value!r}"),
     "fallback": _Key(lambda v: isinstance(v, str) and bool(v.strip()),
@@ -224,9 +221,9 @@ _RELEASE_KEYS = {
 }
 #: [[benchmark]] scalar keys (``name``, ``responses`` and ``content`` are checked on their own)
 _BENCHMARK_KEYS = {
-    "anchors": _Key(lambda v: _is_int(v, 1), "anchors must be a positive integer, got {value!r}"),
-    "seed": _Key(lambda v: _is_int(v, 0), "seed must be a non-negative integer, got {value!r}"),
-    "repo": _Key(lambda v: isinstance(v, str) and bool(_REPO_RE.match(v)), 'repo must be "owner/name", got {value!r}'),
+    "anchors": _Key(_rule(params.ANCHORS), f"anchors {params.ANCHORS.text}, got {{value!r}}"),
+    "seed": _Key(_rule(params.SEED), f"seed {params.SEED.text}, got {{value!r}}"),
+    "repo": _Key(lambda v: hub_id_problem(v, "repo") is None, 'repo must be "owner/name", got {value!r}'),
 }
 _BENCHMARK_KEYS["allow_missing_content"] = _Key(lambda v: isinstance(v, bool),
                                                 "allow_missing_content must be true or false, got {value!r}")
@@ -237,7 +234,7 @@ def _load_toml(path: Path) -> dict:
     try:
         import tomllib  # Python >= 3.11
     except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+        import tomli as tomllib  # type: ignore[no-redef,unused-ignore]
     try:
         with open(path, "rb") as fh:
             return tomllib.load(fh)
@@ -324,7 +321,7 @@ def _content(value: Any, base: Path, ctx: str, missing: list | None) -> dict[str
             if missing is not None and not p.exists():
                 missing.append((f"{ctx}: content for split {split!r}: {v!r} not found (looked at {p})", p))
             out[split] = str(p)
-        elif _HUB_ID_RE.match(v.removeprefix("hub:")):
+        elif hub_id_problem(v.removeprefix("hub:"), "content", (0, 1)) is None:
             out[split] = v
         else:
             raise ConfigError(f"{ctx}: content for split {split!r}: {v!r} is neither an existing "
@@ -395,7 +392,11 @@ def load_config(path: str | os.PathLike, *, check_paths: bool = True) -> Release
     config, missing = _load_config(Path(path), check_paths)
     if not missing:
         return config
-    if config.fallback is not None and len(missing) == len(config.inputs()):
+    first_seen: dict[Path, str] = {}
+    for msg, p in missing:  # a path several benchmarks read (a bundle and its singles) counts once
+        first_seen.setdefault(p, msg)
+    missing = [(msg, p) for p, msg in first_seen.items()]
+    if config.fallback is not None and {p for _, p in missing} == set(config.inputs()):
         if not config.fallback.is_file():
             raise ConfigError(f"{path}: none of its inputs exist and its fallback config {config.fallback} "
                               "is not there either")
@@ -421,13 +422,18 @@ def _load_config(path: Path, check_paths: bool) -> tuple[ReleaseConfig, list[tup
         raise ConfigError(f"{where}: unknown top-level key(s) {sorted(unknown_top)}; expected [release] and [[benchmark]]")
     rel = data.get("release")
     if not isinstance(rel, dict):
-        raise ConfigError(f"{where}: missing [release] table with org = \"...\"")
+        raise ConfigError(f"{where}: missing [release] table (org = \"...\", or nothing to use your own namespace)")
     bad = set(rel) - set(_RELEASE_KEYS)
     if bad:
         raise ConfigError(f"{where}: unknown key(s) in [release]: {sorted(bad)} (known: {sorted(_RELEASE_KEYS)})")
     release = _checked(rel, _RELEASE_KEYS, where)
-    if "org" not in release:
-        raise ConfigError(f"{where}: {_RELEASE_KEYS['org'].message.format(value=None)}")
+    if "org" in release:
+        org, org_from = release["org"], "config"
+    else:  # never a default organisation: the token's own namespace, or a local release
+        from builder.dataset import LOCAL_NAMESPACE, own_namespace
+
+        mine = own_namespace()
+        org, org_from = (mine, "token") if mine else (LOCAL_NAMESPACE, "local")
     tables = data.get("benchmark")
     if tables is None:
         raise ConfigError(f"{where}: no [[benchmark]] tables: nothing to release")
@@ -438,7 +444,7 @@ def _load_config(path: Path, check_paths: bool) -> tuple[ReleaseConfig, list[tup
     entries = [_benchmark(t, i, where, base, REGISTRY, seen, missing) for i, t in enumerate(tables, 1)]
     if not entries:
         raise ConfigError(f"{where}: no [[benchmark]] tables: nothing to release")
-    repos = [e.repo_id(release["org"]) for e in entries]
+    repos = [e.repo_id(org) for e in entries]
     for e, repo in zip(entries, repos):
         try:
             check_repo_id(repo, "repo" if e.repo else "the repository <org>/<name>")
@@ -450,6 +456,6 @@ def _load_config(path: Path, check_paths: bool) -> tuple[ReleaseConfig, list[tup
     fallback = _resolve(release["fallback"], base) if "fallback" in release else None
     if fallback is not None and fallback == path.resolve():
         raise ConfigError(f"{where}: [release] fallback names the config itself")
-    config = ReleaseConfig(path=path, org=release["org"], benchmarks=tuple(entries),
-                           private=release.get("private", False), fallback=fallback)
+    config = ReleaseConfig(path=path, org=org, benchmarks=tuple(entries),
+                           private=release.get("private", False), fallback=fallback, org_from=org_from)
     return config, list(missing or [])

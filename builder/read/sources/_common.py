@@ -346,8 +346,8 @@ def map_units(
         raise ValueError("retries needs flatten=False (a failure takes the place of a unit's parts)")
     func: Callable[[Unit], Any] = read_unit if retries is None else partial(read_unit_retrying, retries=retries)
     kind = executor or ("serial" if workers <= 1 or n < 4 else "process" if _processes_safe() else "thread")
-    bar = progress if callable(progress) else _progress(n, progress)
-    tick = bar if callable(progress) else (lambda got: bar.update(1))
+    bar: Any = progress if callable(progress) else _progress(n, progress)  # a callable, or a bar
+    tick: Callable[[Any], Any] = progress if callable(progress) else (lambda got: bar.update(1))
     try:
         if kind == "serial" or workers <= 1:
             out = []
@@ -396,19 +396,7 @@ def _processes_safe() -> bool:
     return main is None or getattr(main, "__spec__", None) is not None or not hasattr(main, "__file__")
 
 
-class _NoBar:
-    def update(self, n: int = 1) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
 def _progress(total: int, enabled: bool):
-    if not enabled:
-        return _NoBar()
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:  # pragma: no cover
-        return _NoBar()
-    return tqdm(total=total, unit="model", desc="reading", leave=False)
+    from builder.progress import bar
+
+    return bar(total=total, unit="model", desc="reading", enabled=enabled, leave=False)

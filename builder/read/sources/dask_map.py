@@ -27,7 +27,7 @@ import contextlib
 import uuid
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence, cast
 
 from builder.errors import ClusterError
 from builder.read.sources import ModelUnavailable, SourceError
@@ -205,7 +205,8 @@ def reduce_on_dask(
                 if isinstance(result, _InputError):
                     raise SourceError(result.message)
                 if isinstance(result, BaseException):  # retries exhausted, or the worker died too often
-                    result = UnitFailure(slots[i].model, slots[i].source, describe_error(result), retries + 1)
+                    unit = cast(Unit, slots[i])  # only the remote slots (Units) have futures
+                    result = UnitFailure(unit.model, unit.source, describe_error(result), retries + 1)
                 if isinstance(result, UnitFailure):
                     failures[i] = result
                     parts.pop(i).release()

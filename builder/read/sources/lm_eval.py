@@ -26,6 +26,7 @@ Rules:
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import defaultdict
@@ -388,9 +389,13 @@ def _record_content(rec: dict) -> dict:
     elif isinstance(args, list) and args:
         first = args[0]
         prompt = first[0] if isinstance(first, (list, tuple)) and first else first
-    doc = rec.get("doc") if isinstance(rec.get("doc"), dict) else {}
+    doc_value = rec.get("doc")
+    doc = doc_value if isinstance(doc_value, dict) else {}
     question = next((doc[k] for k in QUESTION_FIELDS if isinstance(doc.get(k), str)), None)
-    out = {"prompt": prompt if isinstance(prompt, str) else None, "target": None, "question": question}
+    out = {"prompt": prompt if isinstance(prompt, str) else None, "target": None, "question": question,
+           # the whole document (the dataset row after the task's process_docs): the content of a
+           # tiny dataset built from these logs (v2 details), kept as JSON text in one column
+           "doc_json": json.dumps(doc, ensure_ascii=False, sort_keys=True) if doc else None}
     if "target" in rec and rec["target"] is not None:
         out["target"] = str(rec["target"])
     return out
@@ -508,8 +513,9 @@ def read_samples_file(
     ns = ((results or {}).get("n-samples") or {}).get(leaf) or {}
     limit = ((results or {}).get("config") or {}).get("limit")
     try:
-        original = int(ns.get("original")) if ns.get("original") is not None else None
-        effective = int(ns.get("effective")) if ns.get("effective") is not None else None
+        n_original, n_effective = ns.get("original"), ns.get("effective")
+        original = int(n_original) if n_original is not None else None
+        effective = int(n_effective) if n_effective is not None else None
     except (TypeError, ValueError):
         original = effective = None
     if original:
