@@ -255,6 +255,17 @@ def _yaml(fields: Mapping[str, Any], order: Sequence[str] = _ORDER) -> str:
                      default_flow_style=False)
 
 
+def _functions_in(value: Any) -> set[str]:
+    """The ``!function`` values anywhere in a task's settings (top level, metric lists, filters)."""
+    if isinstance(value, _Function):
+        return {str(value)}
+    if isinstance(value, Mapping):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        return set().union(*(_functions_in(v) for v in value)) if value else set()
+    return set()
+
+
 def task_files(spec: BenchmarkSpec, configs: Mapping[str, Mapping[str, Any]], repo_id: str, tag: str,
                version: str) -> dict[str, str]:
     """``{path in the folder: text}`` of the task files of ``spec`` (module docstring).
@@ -263,19 +274,20 @@ def task_files(spec: BenchmarkSpec, configs: Mapping[str, Mapping[str, Any]], re
     Empty when no config has a harness task (tinyAlpacaEval, tinyHELM).
     """
     out: dict[str, str] = {}
-    tasks, uses_utils = [], False
+    tasks: list[str] = []
+    used: set[str] = set()  # the tiny_utils functions the task files name
     for c in spec.configs:
         if c.name not in configs:
             continue
         settings = task_settings(c)
-        if settings is None:
+        if settings is None or not c.harness_task:  # (task_settings is None without a harness task)
             continue
         fields = {"task": c.harness_task, "dataset_path": repo_id, "dataset_name": c.name,
                   "dataset_kwargs": {"revision": tag}, "test_split": configs[c.name]["tiny_split"],
                   "num_fewshot": 0, **settings,
                   "metadata": {"version": 1.0, "dataset_version": version,
                                "source": "written by tinybench-builder; estimate with `python -m builder estimate`"}}
-        uses_utils |= any(isinstance(v, _Function) for v in settings.values())
+        used |= _functions_in(settings)
         out[f"{HARNESS_DIR}/{c.harness_task}.yaml"] = _yaml(fields)
         tasks.append(c.harness_task)
         pool = configs[c.name].get("pool_split")
@@ -289,7 +301,8 @@ def task_files(spec: BenchmarkSpec, configs: Mapping[str, Mapping[str, Any]], re
         out[f"{HARNESS_DIR}/{spec.name}.yaml"] = _yaml({"group": spec.name, "task": tasks,
                                                         "metadata": {"version": 1.0, "dataset_version": version}},
                                                        order=())
-    if uses_utils:
-        v2 = any(_fn(name) in str(text) for text in out.values() for name in _V2_FUNCTIONS)
+    if used:
+        # decided on the values, not on the YAML text: PyYAML quotes a tagged scalar (!function 'tiny_utils.x')
+        v2 = any(str(_fn(name)) in used for name in _V2_FUNCTIONS)
         out[f"{HARNESS_DIR}/{UTILS_MODULE}.py"] = UTILS_SOURCE + (_v2_utils_source() if v2 else "")
     return out
