@@ -77,6 +77,8 @@ HARNESS_DIR = "lm_eval"
 #: the split holding every item of a config's estimator, in estimator order: what adaptive
 #: evaluation (TinyEstimator.adaptive) asks from; row j is ``config_item_ids(est, scenario)[j]``
 POOL_SPLIT = "pool"
+#: the column of every split that names its row: in the tiny split, the estimator's item id
+ITEM_ID_COLUMN = "item_id"
 
 __all__ = [
     "DATASET_FORMAT", "FIT_FORMAT", "OWN_FORMATS", "MANIFEST_SCHEMA_VERSION", "MANIFEST_NAME", "CARD_NAME",
@@ -86,7 +88,7 @@ __all__ = [
     "is_hidden",
     "listed_files", "to_jsonable", "write_json", "write_parquet", "copy_estimator_code", "atomic_write_text",
     "write_manifest", "read_manifest", "verify_manifest", "refresh_manifest", "is_dataset_folder",
-    "config_anchor_ids", "config_item_ids", "load_estimators", "validation_rows", "tiny_split_frame", "ownership_problem", "check_replaceable", "replace_folder", "staging",
+    "ITEM_ID_COLUMN", "config_anchor_ids", "config_item_ids", "config_design_hash", "dataset_design_hash", "load_estimators", "validation_rows", "tiny_split_frame", "ownership_problem", "check_replaceable", "replace_folder", "staging",
     "write_fit_folder",
 ]
 
@@ -363,6 +365,24 @@ def config_item_ids(est: "_estimator.TinyEstimator", scenario: str) -> list[str]
     """Every item of ``scenario`` in ``item_ids`` order: the rows of that config's pool split."""
     s = est.scenarios.index(scenario)
     return [iid for iid, k in zip(est.item_ids, est.scenario_index) if k == s]
+
+
+def config_design_hash(est: "_estimator.TinyEstimator", scenario: str) -> str:
+    """The design hash of one config of ``est`` (:func:`builder.estimator.design_hash` of the
+    config's anchors, in row order, and their strata); the estimator's own hash for one scenario."""
+    if len(est.scenarios) <= 1:
+        return est.design_hash
+    keep = [i for i, p in enumerate(est.anchor_positions) if est.scenarios[est.scenario_index[p]] == scenario]
+    return _estimator.design_hash([est.anchor_ids[i] for i in keep], [int(est.anchor_strata[i]) for i in keep])
+
+
+def dataset_design_hash(estimators: list, config_hashes: Mapping[str, str]) -> str:
+    """The design hash of a tiny dataset: its estimator's when it has one (the hash
+    ``TinyEstimator.estimate(..., version=)`` accepts), else the sha256 of its configs' hashes."""
+    if len(estimators) == 1:
+        return estimators[0].design_hash
+    text = "".join(f"{name}:{h}\n" for name, h in sorted(config_hashes.items()))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def load_estimators(folder: str | os.PathLike) -> dict[str, "_estimator.TinyEstimator"]:

@@ -44,7 +44,8 @@ def test_build_every_benchmark(name, root, tmp_path):
         for split in (*c.splits, POOL_SPLIT):
             ds = loaded[split]
             direct = pq.read_table(folder / manifest["configs"][c.name]["splits"][split]["path"])
-            assert ds.column_names == list(c.columns)
+            # every split starts with the row's id (the tiny split's: the estimator's item id)
+            assert ds.column_names == ["item_id", *c.columns]
             assert ds.num_rows == direct.num_rows
             assert ds.to_dict() == direct.to_pydict()
             if c.renderer:
@@ -53,6 +54,7 @@ def test_build_every_benchmark(name, root, tmp_path):
                 assert "input_formatted" not in ds.column_names
         tiny = read_split(folder, c.name, c.tiny_split)
         assert len(tiny) == k
+        assert list(tiny["item_id"]) == anchors  # est.estimate(dict(zip(tiny.item_id, scores))) works
         # the pool: every item of the config in estimator order, the anchors' rows exactly the tiny split's
         paths = {s: folder / v["path"] for s, v in manifest["configs"][c.name]["splits"].items()}
         pool, items = pq.read_table(paths[POOL_SPLIT]), config_item_ids(est, c.scenario)
@@ -105,10 +107,11 @@ def test_bundle_is_one_joint_estimator(root):
 def test_helm_content_comes_from_the_responses(root):
     folder = built(root, "tinyHELM")
     tiny = read_split(folder, "gsm", "test")
-    assert list(tiny.columns) == list(REGISTRY["tinyHELM"].config("gsm").columns)
+    assert list(tiny.columns) == ["item_id", *REGISTRY["tinyHELM"].config("gsm").columns]
     est = TinyEstimator.load(folder)
     ids = config_anchor_ids(est, "gsm")
     assert [f"gsm.{s}.{i}" for s, i in zip(tiny["subscenario"], tiny["instance_id"])] == ids
+    assert list(tiny["item_id"]) == ids  # a bundle's rows carry the estimator's (scenario-prefixed) ids
     assert all(q.startswith("gsm input ") for q in tiny["question"])
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["inputs"]["content"]["gsm/test"]["kind"] == "source"

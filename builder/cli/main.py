@@ -24,7 +24,7 @@ COMMANDS = (ingest, fit, estimate, adaptive, build, original, release, simulate)
 
 EPILOG = """\
 examples:
-  python -m builder simulate --models 80 --items 2000 --out sim.parquet
+  python -m builder simulate --models 80 --items 2000 --holdout 20 --out sim.parquet   # + new_models.parquet
   python -m builder fit sim.parquet --anchors 100 --out tiny_sim
   python -m builder estimate tiny_sim new_models.parquet --out estimates.csv
   python -m builder build tinyAlpacaEval --responses alpaca_eval_2.parquet \

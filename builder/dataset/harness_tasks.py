@@ -267,11 +267,14 @@ def _functions_in(value: Any) -> set[str]:
 
 
 def task_files(spec: BenchmarkSpec, configs: Mapping[str, Mapping[str, Any]], repo_id: str, tag: str,
-               version: str) -> dict[str, str]:
+               version: str, design: Mapping[str, Any] | None = None) -> dict[str, str]:
     """``{path in the folder: text}`` of the task files of ``spec`` (module docstring).
 
     ``configs`` is the manifest's ``configs`` table (the configs built, their tiny splits).
-    Empty when no config has a harness task (tinyAlpacaEval, tinyHELM).
+    ``design``: the manifest's ``design`` table; each task's ``metadata.design`` is its config's
+    design hash, which lm-eval copies into its results file, so ``builder estimate`` can tell
+    which design a run was made against. Empty when no config has a harness task
+    (tinyAlpacaEval, tinyHELM).
     """
     out: dict[str, str] = {}
     tasks: list[str] = []
@@ -286,6 +289,8 @@ def task_files(spec: BenchmarkSpec, configs: Mapping[str, Mapping[str, Any]], re
                   "dataset_kwargs": {"revision": tag}, "test_split": configs[c.name]["tiny_split"],
                   "num_fewshot": 0, **settings,
                   "metadata": {"version": 1.0, "dataset_version": version,
+                               **({"design": design["configs"][c.name]} if design and c.name in
+                                  design.get("configs", {}) else {}),
                                "source": "written by tinybench-builder; estimate with `python -m builder estimate`"}}
         used |= _functions_in(settings)
         out[f"{HARNESS_DIR}/{c.harness_task}.yaml"] = _yaml(fields)
