@@ -13,6 +13,7 @@ Usage::
     est.estimate([1, 0, 1, ...], version="1.0.0")      # k scores in est.anchor_ids order, made against 1.0.0
     est.estimate({"abstract_algebra.12": 1.0, ...})     # any subset of the anchors (or a full row), by item id
     est.estimate(matrix)                                 # 2-D: one result per row
+    s = est.adaptive(budget=200, seed=0)                 # adaptive evaluation over ALL items (adaptive.py)
 
 ``version=`` declares the tiny dataset version (or design hash, :attr:`TinyEstimator.design_hash`)
 the results were made against: results of another design are refused naming both versions; this
@@ -78,6 +79,10 @@ JSON_NAME = "estimator.json"
 NPZ_NAME = "irt_parameters.npz"
 MANIFEST_NAME = "manifest.json"
 SIDE_FILES = (JSON_NAME, NPZ_NAME)
+#: the standalone adaptive-evaluation session (:meth:`TinyEstimator.adaptive`), shipped next to this file
+ADAPTIVE_NAME = "adaptive.py"
+#: the API version of adaptive.py this file works with
+ADAPTIVE_API = 1
 #: Hub organisation of the released tiny benchmarks (the default source of :func:`evaluate`)
 HUB_ORG = "tinyBenchmarks"
 #: the original package's ``evaluate(y, bench)`` names -> tiny dataset repository
@@ -140,6 +145,9 @@ class TinyEstimator:
     metadata : mapping, optional
         Free-form build information (benchmark name, version, validation table).
     """
+
+    #: adaptive.py of the folder this estimator was loaded from (used when none sits next to this file)
+    _adaptive_fallback: Path | None = None
 
     def __init__(
         self,
@@ -405,6 +413,7 @@ class TinyEstimator:
         # the dataset folder (its manifest lists the tiny splits): this one, or the parent of
         # a per-config estimator
         est._root = next((f for f in (folder, folder.parent) if (f / MANIFEST_NAME).is_file()), None)
+        est._adaptive_fallback = folder / ADAPTIVE_NAME  # used only when no adaptive.py sits next to this file
         return est
 
     @classmethod
@@ -434,7 +443,8 @@ class TinyEstimator:
         where = f"{repo_id}@{revision or 'main'}"
         snapshot = Path(snapshot_download(
             repo_id, repo_type="dataset", revision=revision, cache_dir=cache_dir, token=token,
-            allow_patterns=sorted({MANIFEST_NAME, prefix + MANIFEST_NAME, *(prefix + n for n in SIDE_FILES)}),
+            allow_patterns=sorted({MANIFEST_NAME, prefix + MANIFEST_NAME, ADAPTIVE_NAME,
+                                   *(prefix + n for n in SIDE_FILES)}),
         ))
         folder = snapshot / prefix if prefix else snapshot
         # the release's manifest sits at the root (paths relative to the root); a subfolder
@@ -452,18 +462,23 @@ class TinyEstimator:
         expected = manifest.get("files") if isinstance(manifest, dict) else None
         if not isinstance(expected, dict):
             raise ValueError(f"{where}: {MANIFEST_NAME} has no \"files\" table")
-        for name in SIDE_FILES:
-            path = folder / name
+        # the side files (required) and adaptive.py at the root (releases before it have none)
+        checks = [(folder / n, key_prefix + n, prefix + n) for n in SIDE_FILES]
+        code = snapshot / ADAPTIVE_NAME
+        verified_code = key_prefix == prefix and code.is_file()  # only the root's manifest lists the root's code
+        if verified_code:
+            checks.append((code, ADAPTIVE_NAME, ADAPTIVE_NAME))
+        for path, key, name in checks:
             if not path.is_file():
-                raise FileNotFoundError(f"{where}: {prefix}{name} is missing from the release")
-            entry = expected.get(key_prefix + name)
+                raise FileNotFoundError(f"{where}: {name} is missing from the release")
+            entry = expected.get(key)
             want = entry.get("sha256") if isinstance(entry, dict) else None
             if not want:
-                raise ValueError(f"{where}: the manifest has no sha256 for {prefix}{name}; refusing an unverified file")
+                raise ValueError(f"{where}: the manifest has no sha256 for {name}; refusing an unverified file")
             got = _sha256(path)
             if got != want:
                 raise ValueError(
-                    f"{where}: {prefix}{name} has sha256 {got[:12]}..., the manifest says {str(want)[:12]}...; "
+                    f"{where}: {name} has sha256 {got[:12]}..., the manifest says {str(want)[:12]}...; "
                     "refusing a modified or corrupt file"
                 )
         est = cls.load(folder)
@@ -472,7 +487,29 @@ class TinyEstimator:
         commit = snapshot.name if re.fullmatch(r"[0-9a-f]{40}", snapshot.name) else revision
         est._source = (repo_id, commit)
         est._hub_kwargs = {k: v for k, v in (("cache_dir", cache_dir), ("token", token)) if v is not None}
+        est._adaptive_fallback = code if verified_code else None
         return est
+
+    # ------------------------------------------------------------- adaptive
+    def adaptive(self, budget: int | None = None, target_halfwidth: float | None = None, seed: int = 0,
+                 start: Mapping[str, Any] | None = None, **options: Any):
+        """An adaptive evaluation session over ALL items of the benchmark (``AdaptiveSession`` of
+        ``adaptive.py``: its docstring has the design and why the interval needs no IRT model).
+
+        ``s.next_items(n)`` draws items with known probabilities, ``s.record({id: score})``
+        records results (any order, any batch size), ``s.result()`` gives ``score``, ``ci_low``,
+        ``ci_high``, ``se``, ``n_answered``, ``done``, ... ``budget``: items to ask;
+        ``target_halfwidth``: stop once the interval is that narrow; ``start``: results already
+        in hand (e.g. the tiny split's ``{anchor_id: score}``); ``options``: ``pool``,
+        ``mixing``, ``min_draws``, ``confidence`` (see ``AdaptiveSession``).
+
+        ``adaptive.py`` is the one next to this file; failing that, the one of the folder this
+        estimator was loaded from (``from_hub`` checks its sha256 against the release manifest).
+        It is imported only here: loading side files still runs no code.
+        """
+        module = _adaptive_module(self._adaptive_fallback)
+        return module.AdaptiveSession.from_estimator(self, budget=budget, target_halfwidth=target_halfwidth,
+                                                     seed=seed, start=start, **options)
 
     # ------------------------------------------------------------- estimate
     def estimate(self, scores: Any, version: str | None = None) -> dict | list[dict]:
@@ -1214,6 +1251,54 @@ def _map_abilities(Yf, obs, A, b, mean, prec, n_newton: int = 25):
     P = expit(theta @ A.T - b)
     H = np.einsum("nj,jd,je->nde", W * P * (1 - P), A, A) + prec
     return theta, np.linalg.inv(H)
+
+
+_ADAPTIVE_MODULES: dict = {}
+
+
+def _adaptive_module(fallback: Path | None = None):
+    """``adaptive.py`` as a module: the file next to this one, else ``fallback``; cached by path and
+    content, its ``API_VERSION`` checked."""
+    import importlib.util
+    import sys
+
+    here = Path(__file__).resolve().with_name(ADAPTIVE_NAME)
+    path = here if here.is_file() else (Path(fallback) if fallback is not None and Path(fallback).is_file() else None)
+    if path is None:
+        raise FileNotFoundError(
+            f"{ADAPTIVE_NAME} not found next to {Path(__file__).name} (or in the estimator's folder): it ships with "
+            "every tiny benchmark release built since it exists; download it next to estimator.py")
+    st = path.stat()
+    key = (str(path), st.st_mtime_ns, st.st_size)  # hash a file once; a changed file is hashed (and loaded) again
+    digest = _ADAPTIVE_MODULES.get(key) or _sha256(path)
+    _ADAPTIVE_MODULES[key] = digest
+    module = _ADAPTIVE_MODULES.get(digest)
+    if module is None:  # the same file imported already (builder.adaptive in the package): the same classes
+        for m in list(sys.modules.values()):
+            file = getattr(m, "__file__", None)
+            if file and str(file).endswith(ADAPTIVE_NAME) and Path(file).resolve() == path.resolve():
+                module = m
+                break
+    if module is None:
+        name = f"_tinybench_adaptive_{digest[:16]}"  # one module per content, whichever folder holds it
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"{path}: cannot be imported as a module")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        no_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # no __pycache__ in a release folder
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(name, None)
+            raise
+        finally:
+            sys.dont_write_bytecode = no_bytecode
+    _ADAPTIVE_MODULES[digest] = module
+    if getattr(module, "API_VERSION", None) != ADAPTIVE_API:
+        raise ValueError(f"{path}: API version {getattr(module, 'API_VERSION', None)!r}, this estimator needs "
+                         f"{ADAPTIVE_API}: use the estimator.py and adaptive.py of the same release")
+    return module
 
 
 def _sha256(path: Path) -> str:

@@ -462,6 +462,8 @@ def render_card(card: CardInputs, previous: CardInputs | None = None,
             "id_column": sc.item_id_column if sc and sc.item_id_column in tiny["columns"] else "",
             "full_split_note": _full_split_note(sc, c["splits"]) if sc else "",
             "splits": [{"name": s, **v} for s, v in c["splits"].items()],
+            "pool_split": c.get("pool_split") if c.get("pool_split") in c["splits"] else "",
+            "scenario": c.get("scenario", name),
         })
     estimators = []
     for e in manifest.get("estimators", []):
@@ -490,6 +492,7 @@ def render_card(card: CardInputs, previous: CardInputs | None = None,
         validation=validation, plot=plot, plot_note=Markdown(plot_note or ""),
         harness_tasks=harness, changelog=changelog_markdown(ch), versions=versions_markdown(manifest),
         harness_files=list(manifest.get("harness_tasks") or []),
+        harness_pool_tasks=[Path(f).stem for f in manifest.get("harness_tasks") or [] if f.endswith("_pool.yaml")],
         harness_group=spec.name if len(harness) > 1 and manifest.get("harness_tasks") else "",
         harness_group_file=f"{layout.HARNESS_DIR}/{spec.name}.yaml",
         configs_absent=list(manifest.get("configs_absent") or []),

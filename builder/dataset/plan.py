@@ -22,8 +22,8 @@ from builder.dataset.options import BuildOptions
 from builder.errors import BuildError
 from builder.dataset.content import ID_COLUMNS, IDS_ONLY, INPUT_COLUMN, ContentTable, fewshot_split, logged_prompts
 from builder.dataset.harness_tasks import task_files
-from builder.layout import (DATASET_FORMAT, ITEM_ID_COLUMN, MANIFEST_SCHEMA_VERSION, config_anchor_ids,
-                            config_design_hash, data_path, dataset_design_hash, to_jsonable)
+from builder.layout import (DATASET_FORMAT, ITEM_ID_COLUMN, MANIFEST_SCHEMA_VERSION, POOL_SPLIT, config_anchor_ids,
+                            config_design_hash, config_item_ids, data_path, dataset_design_hash, to_jsonable)
 from builder.read import ResponseMatrix
 from builder.dataset.responses import ConfigItems
 
@@ -109,18 +109,24 @@ def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[Estimat
             check = _prompt_check(c, inputs, ct, few)
             if check is not None:
                 prompt_checks[c.name] = check
+            # the pool: every item of the config, in estimator order, rendered as the tiny split's
+            # rows are (adaptive evaluation asks from all of them)
+            pool_ids = config_item_ids(est, c.scenario)
+            pool = [row_of[fit.content_of[c.name][iid]] for iid in pool_ids]
             splits = {}
-            for split in (s for s in (c.tiny_split, *c.full_splits) if (c.name, s) in contents):
-                table = split_table(c, split, contents[(c.name, split)], rows if split == c.tiny_split else None,
-                                    few, f"config {c.name!r}, split {split!r}")
-                ids = anchors if split == c.tiny_split else contents[(c.name, split)].item_ids
+            for split, sel in ((c.tiny_split, rows), *((s, None) for s in c.full_splits if (c.name, s) in contents),
+                               (POOL_SPLIT, pool)):
+                source = c.tiny_split if split == POOL_SPLIT else split
+                table = split_table(c, source, contents[(c.name, source)], sel, few, f"config {c.name!r}, split {split!r}")
+                ids = (anchors if split == c.tiny_split else pool_ids if split == POOL_SPLIT
+                       else contents[(c.name, split)].item_ids)
                 table = with_item_ids(c, table, ids)
                 rel = data_path(c.name, split)
                 data.append(DataFile(rel, table))
                 splits[split] = {"path": rel, "rows": table.num_rows, "columns": table.column_names}
             configs_info[c.name] = {
                 "scenario": c.scenario, "tiny_split": c.tiny_split, "splits": splits,
-                "estimator": fit.path, "harness_task": c.harness_task,
+                "pool_split": POOL_SPLIT, "estimator": fit.path, "harness_task": c.harness_task,
                 "harness_metric": getattr(c, "harness_metric", None),
                 "harness_metric_alternatives": list(getattr(c, "harness_metric_alternatives", ()) or ()),
                 "renderer": c.renderer,
