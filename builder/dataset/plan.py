@@ -20,7 +20,7 @@ from builder.dataset.cards import CardInputs
 from builder.dataset.options import BuildOptions
 from builder.errors import BuildError
 from builder.dataset.content import IDS_ONLY, INPUT_COLUMN, ContentTable, fewshot_split
-from builder.dataset.harness_tasks import task_files
+from builder.dataset.harness_tasks import row_keys, task_files, task_name
 from builder.layout import DATASET_FORMAT, MANIFEST_SCHEMA_VERSION, config_anchor_ids, data_path, to_jsonable
 from builder.read import ResponseMatrix
 from builder.dataset.responses import ConfigItems
@@ -81,6 +81,7 @@ def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[Estimat
     estimators = []
     data = []
     anchors_of: dict[str, list[str]] = {}
+    row_ids: dict[str, tuple] = {}  # config -> (key column, row keys, anchor ids): the task files' table
     for fit in fits:
         est = fit.estimator
         estimators.append({"path": fit.path, "configs": [c.name for c in fit.configs],
@@ -101,10 +102,14 @@ def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[Estimat
                                     few, f"config {c.name!r}, split {split!r}")
                 rel = data_path(c.name, split)
                 data.append(DataFile(rel, table))
+                if split == c.tiny_split and task_name(c):
+                    key, keys = row_keys(table.to_pylist(), c.item_id_column)
+                    row_ids[c.name] = (key, keys, anchors)
                 splits[split] = {"path": rel, "rows": table.num_rows, "columns": table.column_names}
             configs_info[c.name] = {
                 "scenario": c.scenario, "tiny_split": c.tiny_split, "splits": splits,
-                "estimator": fit.path, "harness_task": c.harness_task,
+                "estimator": fit.path, "harness_task": task_name(c),
+                **({"harness_builtin_task": c.harness_task} if task_name(c) != c.harness_task else {}),
                 "harness_metric": getattr(c, "harness_metric", None),
                 "harness_metric_alternatives": list(getattr(c, "harness_metric_alternatives", ()) or ()),
                 "renderer": c.renderer,
@@ -138,7 +143,7 @@ def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[Estimat
     missing = sorted({c for (c, _), ct in contents.items() if ct.source.get("kind") == IDS_ONLY})
     if missing:  # rows without item text: the card says so, `release --push` refuses unless allowed
         manifest["content_missing"] = missing
-    texts = task_files(spec, configs_info, manifest["repo_id"], manifest["tag"], manifest["version"])
+    texts = task_files(spec, configs_info, manifest["repo_id"], manifest["tag"], manifest["version"], row_ids)
     if texts:
         manifest["harness_tasks"] = sorted(texts)
     manifest = to_jsonable(manifest)

@@ -35,6 +35,7 @@ import pandas as pd
 
 from builder.estimate.tables import one_blas_thread
 from builder.estimator import TinyEstimator
+from builder.dataset import ANCHOR_MEAN
 from builder.layout import config_anchor_ids, estimator_folder, is_dataset_folder, read_manifest
 from builder.read import SourceError
 from builder.read import doc_index, iter_records, read_json, walk_files
@@ -53,6 +54,7 @@ class _Target:
     task: str | None
     metric: str | None  # per-sample metric in the logs (None: the reader's default for the task)
     alternatives: tuple[str, ...]  # read when the records lack ``metric`` (they score the same there)
+    aliases: tuple[str, ...]  # other tasks whose logs answer the same rows (lm-eval's own tiny task)
     rows: list[dict] | None  # tiny split rows (None: no data, match by doc_id only)
     estimator_key: str
     anchor_index: list[int]  # row r -> index into the estimator's anchor_ids
@@ -74,7 +76,7 @@ def _targets(folder: Path, task: str | None) -> tuple[dict[str, TinyEstimator], 
 
     if not is_dataset_folder(folder):  # a folder written by `builder fit`: rows = anchors
         est = TinyEstimator.load(folder)
-        return {"": est}, [_Target("", task, None, (), None, "", list(range(len(est.anchor_ids))))]
+        return {"": est}, [_Target("", task, None, (), (), None, "", list(range(len(est.anchor_ids))))]
     manifest = read_manifest(folder)
     estimators: dict[str, TinyEstimator] = {}
     targets = []
@@ -91,10 +93,17 @@ def _targets(folder: Path, task: str | None) -> tuple[dict[str, TinyEstimator], 
         if len(rows) != len(anchors):
             raise ValueError(f"{folder}: config {name!r} has {len(rows)} rows but {len(anchors)} anchors")
         t = c.get("harness_task")
+        aliases = tuple(a for a in (c.get("harness_builtin_task"),) if a)
         if task is not None:
-            t = task if len(configs) == 1 else (t if t == task else None)
-        targets.append(_Target(name, t, c.get("harness_metric"), tuple(c.get("harness_metric_alternatives") or ()),
-                               rows, key, [pos[a] for a in anchors]))
+            if len(configs) == 1:
+                t, aliases = task, ()
+            else:
+                t, aliases = (task, ()) if task in (t, *aliases) else (None, ())
+        # our task files log the row's value as ANCHOR_MEAN; lm-eval's own tasks as the metric
+        alternatives = tuple(dict.fromkeys(m for m in (c.get("harness_metric"), *(c.get("harness_metric_alternatives")
+                                                                                 or ())) if m))
+        targets.append(_Target(name, t, ANCHOR_MEAN if t else None, alternatives, aliases, rows, key,
+                               [pos[a] for a in anchors]))
     if task is not None and not any(t.task == task for t in targets):
         raise ValueError(f"{folder}: no config of this dataset is evaluated by task {task!r} "
                          f"(tasks: {', '.join(str(c.get('harness_task')) for c in configs.values())})")
@@ -199,15 +208,15 @@ def _results_by_ts(d: Path) -> dict[str, dict]:
 
 
 def _metric_of(path: Path, target: _Target) -> str | None:
-    """The config's metric, or the first of its alternatives the records hold when they lack it
-    (lm-eval writes only the metrics its task YAML lists)."""
-    if not target.alternatives:
-        return target.metric
+    """The first of the config's metrics the records hold: ``anchor_mean`` (our task files), then
+    the config's metric and its alternatives (lm-eval writes only the metrics its task YAML lists:
+    lm-eval's own tiny tasks ``acc_norm``, their later versions ``acc``); else the config's metric
+    (None: the reader's default for the task)."""
     first = next((rec for _, rec in iter_records(path)), None) or {}
     for m in (target.metric, *target.alternatives):
-        if m in first:
+        if m and m in first:
             return m
-    return target.metric
+    return target.alternatives[0] if target.alternatives else None
 
 
 def _docs(path: Path) -> dict[int, Any]:
@@ -229,7 +238,7 @@ def read_log_scores(folder: str | os.PathLike, logs: str | os.PathLike, task: st
     if not logs.is_dir():
         raise NotADirectoryError(f"{logs}: not a folder of lm-evaluation-harness logs")
     estimators, targets = _targets(folder, task)
-    tasks = {t.task for t in targets if t.task}
+    tasks = {name for t in targets if t.task for name in (t.task, *t.aliases)}
     if targets[0].rows is None:  # a `builder fit` folder: logs of the full task, items named as `ingest` does
         return _read_full_task_logs(estimators[""], logs, task, metric, filter)
     dirs = _log_dirs(logs, tasks)
@@ -249,13 +258,13 @@ def read_log_scores(folder: str | os.PathLike, logs: str | os.PathLike, task: st
         names_seen[model] = 1
         rows = {key: np.full(len(est.anchor_ids), np.nan) for key, est in estimators.items()}
         for t in targets:
-            runs = sorted(dirs[d].get(t.task, []))
+            runs = sorted((ts, path, name) for name in (t.task, *t.aliases) for ts, path in dirs[d].get(name, []))
             if not runs:
                 continue
-            ts, path = runs[-1]
+            ts, path, name = runs[-1]
             if len(runs) > 1:
-                notes.append(f"{model}: {t.task}: {len(runs)} runs, using the newest ({ts})")
-            block, bnotes = read_samples_file(path, t.task, t.task, "", metric or _metric_of(path, t), filter,
+                notes.append(f"{model}: {t.task}: {len(runs)} runs, using the newest ({name}, {ts})")
+            block, bnotes = read_samples_file(path, name, name, "", metric or _metric_of(path, t), filter,
                                               results.get(ts))
             notes.extend(f"{model}: {n}" for n in bnotes)
             where = f"{path}"
