@@ -89,13 +89,14 @@ def test_composite_weights_by_precision_and_leaves_the_training_range():
     assert outside["se"][0, 0] > c["se"][0, 0]
 
 
-def test_unanswered_anchors_fall_back_on_the_model_in_their_stratum():
+def test_an_unanswered_stratum_borrows_the_residuals_of_the_nearest_answered_one():
     est = make_stratified()
     full = est.components(np.array([[1.0, 0.0, 1.0, 1.0]]))
     part = est.components(np.array([[1.0, np.nan, np.nan, np.nan]]))
     p = expit(-np.linspace(-1.5, 1.5, 8))
-    # stratum 1 unanswered: its mass is predicted; stratum 0 has one residual
-    assert part["db"][0, 0] == pytest.approx(p.mean() + 0.5 * (1.0 - p[1]))
+    # stratum 1 unanswered: collapsed into stratum 0, whose one residual now corrects the model's
+    # prediction of both strata (mass 1/2 + 1/2)
+    assert part["db"][0, 0] == pytest.approx(p.mean() + 1.0 * (1.0 - p[1]))
     assert part["irt"][0, 0] == pytest.approx(1.0)  # renormalised over the answered stratum
     assert part["se_db"][0, 0] > full["se_db"][0, 0]
     assert part["answered"][0, 0] == 1

@@ -275,3 +275,107 @@ def test_task_names_never_replace_lm_evals_own(tmp_path, monkeypatch):
         check_task_names(["mmlu", "tinyX"])
     check_task_names(["tinyX"])
     check_task_names(["mmlu"], installed=False)
+
+
+LM_EVAL_PYTHON = __import__("os").environ.get("TINYBENCH_LM_EVAL_PYTHON")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not LM_EVAL_PYTHON, reason="set TINYBENCH_LM_EVAL_PYTHON to a Python with lm-evaluation-harness")
+def test_rows_are_scored_as_lm_eval_scores_them(builds, tmp_path):
+    """lm-eval itself runs every registered task file on the built rows (read from the folder's parquet),
+    once as written (our process_results: `anchor_mean`) and once with lm-eval's own scoring (its acc /
+    acc_norm / exact_match of the same requests, with a model whose answers depend only on the request):
+    every row gets the same value, under every filter."""
+    import subprocess
+
+    include = tmp_path / "tasks"
+    include.mkdir()
+    pairs = {}
+    for name, folder in builds.items():
+        man = read_manifest(folder)
+        for config, c in man["configs"].items():
+            if not c.get("harness_task") or c["harness_task"] in pairs:  # (the bundle repeats the names)
+                continue
+            text = (folder / HARNESS_DIR / f"{c['harness_task']}.yaml").read_text()
+            split = c["splits"][c["tiny_split"]]["path"]
+            sub = include / f"{name}_{config}"
+            sub.mkdir()
+            (sub / f"{UTILS_MODULE}.py").write_text((folder / HARNESS_DIR / f"{UTILS_MODULE}.py").read_text()
+                                                    .replace("ROOT = HERE.parent", f"ROOT = Path({str(folder)!r})"))
+            local = (f"dataset_path: parquet\ndataset_name: null\n"
+                     f"dataset_kwargs: {json.dumps({'data_files': {c['tiny_split']: str(folder / split)}})}\n")
+            ours = "\n".join(line for line in text.splitlines()
+                             if not line.startswith(("dataset_path:", "dataset_name:", "dataset_kwargs:")))
+            (sub / "ours.yaml").write_text(local + ours + "\n")
+            # lm-eval's own scoring of the same requests: no process_results, its metrics
+            cfg = _utils(folder).TASKS[c["harness_task"]]
+            metric = {"metric": cfg["metric"], "aggregation": "mean", "higher_is_better": True, **cfg.get("match", {})}
+            ref_lines, in_metrics = [], False
+            for line in ours.splitlines():
+                if line.startswith("  - ") and in_metrics:
+                    continue
+                in_metrics = line.startswith("metric_list:")
+                if line.startswith("task:"):
+                    line = f"task: ref_{c['harness_task']}"
+                elif in_metrics:
+                    line = "metric_list:\n  - " + json.dumps(metric)
+                if not line.startswith("process_results:"):
+                    ref_lines.append(line)
+            ref = local + "\n".join(ref_lines) + "\n"
+            if cfg["scoring"] == "mc2":
+                ref += f"process_results: !function {UTILS_MODULE}.truthfulqa_mc2\n"
+            (sub / "ref.yaml").write_text(ref)
+            pairs[c["harness_task"]] = cfg["metric"]
+    script = tmp_path / "run.py"
+    script.write_text(_DETERMINISTIC_RUN)
+    proc = subprocess.run([LM_EVAL_PYTHON, str(script), str(include), json.dumps(sorted(pairs))],
+                          env={**__import__("os").environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"},
+                          capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    for task, metric in pairs.items():
+        ours = {key: r[ANCHOR_MEAN] for key, r in got["samples"][task].items()}
+        ref = {key: float(r[metric]) for key, r in got["samples"][f"ref_{task}"].items()}
+        assert ours.keys() == ref.keys() and ours == pytest.approx(ref), task
+        assert 0 < np.mean(list(ours.values())) < 1, task  # both outcomes occur: the comparison means something
+        assert {"score", "score_ci_low", "score_ci_high", ANCHOR_MEAN} <= set(got["table"][task]), task
+
+
+#: run in lm-eval's Python: the tasks (ours and the reference copies) with a model whose answers are a
+#: function of the request (the dummy model's are random, so two tasks would not see the same answers)
+_DETERMINISTIC_RUN = r"""
+import hashlib, json, re, sys
+from lm_eval import simple_evaluate
+from lm_eval.api.model import LM
+from lm_eval.tasks import TaskManager
+
+
+def h(*parts):
+    return int(hashlib.sha256("\x00".join(map(str, parts)).encode()).hexdigest()[:8], 16) / 2**32
+
+
+class Deterministic(LM):
+    def loglikelihood(self, requests, disable_tqdm=False):
+        return [(-5 * h(*r.args), h(*r.args) > 0.6) for r in requests]
+
+    def loglikelihood_rolling(self, requests, disable_tqdm=False):
+        return [-h(*r.args) for r in requests]
+
+    def generate_until(self, requests, disable_tqdm=False):
+        out = []
+        for r in requests:
+            asked = re.findall(r"what is (\d+) plus (\d+)", r.args[0])  # the last question is the row's
+            right = int(asked[-1][0]) + int(asked[-1][1]) if asked else 0
+            out.append(f"So it is {right}. #### {right}" if h(r.args[0]) > 0.5 else f"It is {right + 1}, or 3.")
+        return out
+
+
+include, tasks = sys.argv[1], json.loads(sys.argv[2])
+res = simple_evaluate(model=Deterministic(), tasks=tasks + ["ref_" + t for t in tasks],
+                      task_manager=TaskManager(include_path=include), log_samples=True, bootstrap_iters=0)
+samples = {t: {f"{r['doc_id']}|{r.get('filter', 'none')}": {k: v for k, v in r.items() if isinstance(v, (int, float))}
+               for r in recs} for t, recs in res["samples"].items()}
+table = {t: sorted({k.split(",")[0] for k in v if "," in k}) for t, v in res["results"].items()}
+print(json.dumps({"samples": samples, "table": table}))
+"""
