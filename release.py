@@ -1,10 +1,10 @@
 #!/usr/bin/env python
 """Build, validate and (with --push) publish a versioned release of the tiny benchmarks.
 
-    python release.py --config release-local.toml --version 1.0.0          # build + validate
-    python release.py --config release.toml --version 1.1.0 --push         # + publish to the Hub
+    python release.py --config release-local.toml --release-version 1.0.0          # build + validate
+    python release.py --config release.toml --release-version 1.1.0 --push         # + publish to the Hub
 
-The same as ``tinybench release ...`` / ``python -m builder release ...``: run
+The same as ``tinybench-builder release ...`` / ``python -m builder release ...``: run
 ``python release.py --help`` for the options; docs/RELEASE.md explains the config file, the
 publishing guarantees and how consumers pin a release. This file only calls the CLI.
 """

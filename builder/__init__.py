@@ -26,6 +26,7 @@ __version__ = "0.1.0"
 
 #: public name -> the module that defines it
 _API = {
+    "TinybenchError": "builder.errors",
     "BuildError": "builder.errors",
     "TinyEstimator": "builder.estimator",
     "ResponseMatrix": "builder.read",

@@ -497,11 +497,19 @@ class TinyEstimator:
         if self.design == "original":
             return self._original_components(Y)
         obs = ~np.isnan(Y)
-        n, S = Y.shape[0], len(self.scenarios)
         Yf = np.where(obs, Y, 0.0)
-        answered = (obs @ self._anchor_one_hot).astype(np.int64)
-        # --- theta: MAP on the answered anchors, Laplace covariance
+        # --- theta: MAP on the answered anchors (n x k: small for any n), Laplace covariance
         theta, cov = _map_abilities(Yf, obs, self._A_anchor, self._b_anchor, self.prior_mean, self._prior_prec)
+        # the rest makes (n, N) arrays: blocks of rows keep them small for thousands of models
+        parts = [self._item_components(Yf[sl], obs[sl], theta[sl], cov[sl])
+                 for sl in _row_blocks(Y.shape[0], len(self.item_ids))]
+        return parts[0] if len(parts) == 1 else {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+
+    def _item_components(self, Yf: np.ndarray, obs: np.ndarray, theta: np.ndarray, cov: np.ndarray) -> dict:
+        """:meth:`components` of some models given their abilities (every models x items array
+        is made here)."""
+        n, S = Yf.shape[0], len(self.scenarios)
+        answered = (obs @ self._anchor_one_hot).astype(np.int64)
         # posterior-averaged P(correct): sigmoid(m / sqrt(1 + pi/8 a'Sa))
         q = cov.reshape(n, -1) @ self._AA.T  # (n, N)
         q *= np.pi / 8.0
@@ -1105,6 +1113,22 @@ def _read_npz(path: Path, shapes: Mapping[str, tuple]) -> dict:
             raise
         raise ValueError(f"{path}: not a readable npz file ({exc})") from exc
     return out
+
+
+#: elements of one block of a models x items array in :meth:`TinyEstimator.components` (32 MiB)
+_BLOCK_ELEMENTS = 1 << 22
+
+
+def _row_blocks(n: int, width: int) -> list[slice]:
+    """Blocks of about ``_BLOCK_ELEMENTS // width`` rows, starting at multiples of 192, none of
+    one row (unless n == 1): BLAS gives every row the same bits as in one product over all
+    rows (one-row products, and groups of rows that start off its kernels' groups of 4, 8,
+    12 or 16, take other code)."""
+    rows = max(192, (_BLOCK_ELEMENTS // max(width, 1)) // 192 * 192)
+    out = [slice(s, min(s + rows, n)) for s in range(0, n, rows)]
+    if len(out) > 1 and out[-1].stop - out[-1].start == 1:
+        out[-2:] = [slice(out[-2].start, n)]
+    return out or [slice(0, 0)]
 
 
 def _map_abilities(Yf, obs, A, b, mean, prec, n_newton: int = 25):

@@ -36,6 +36,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import shutil
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -46,7 +47,7 @@ import numpy as np
 
 from builder import estimator as _estimator
 from builder.errors import BuildError
-from builder.files import atomic_output
+from builder.files import atomic_output, remove_stale, sibling
 
 DATASET_FORMAT = "tinybenchmarks-dataset"
 #: the manifest format of a ``builder fit`` folder
@@ -72,11 +73,11 @@ HARNESS_DIR = "lm_eval"
 __all__ = [
     "DATASET_FORMAT", "FIT_FORMAT", "OWN_FORMATS", "MANIFEST_SCHEMA_VERSION", "MANIFEST_NAME", "CARD_NAME",
     "VALIDATION_NAME", "PLOT_NAME", "ESTIMATOR_CODE", "ESTIMATOR_JSON", "ESTIMATOR_NPZ", "ESTIMATOR_FILES", "HARNESS_DIR",
-    "data_path", "estimator_folder", "file_sha256", "FileDigest", "file_digest", "input_record", "matrix_record",
+    "data_path", "estimator_folder", "child_path", "name_problem", "file_sha256", "FileDigest", "file_digest", "input_record", "matrix_record",
     "is_hidden",
     "listed_files", "to_jsonable", "write_json", "write_parquet", "copy_estimator_code", "atomic_write_text",
     "write_manifest", "read_manifest", "verify_manifest", "refresh_manifest", "is_dataset_folder",
-    "config_anchor_ids", "load_estimators", "tiny_split_frame", "ownership_problem", "check_replaceable", "replace_folder", "staging",
+    "config_anchor_ids", "load_estimators", "validation_rows", "tiny_split_frame", "ownership_problem", "check_replaceable", "replace_folder", "staging",
     "write_fit_folder",
 ]
 
@@ -89,7 +90,44 @@ def data_path(config: str, split: str) -> str:
 
 def estimator_folder(folder: str | os.PathLike, path: str) -> Path:
     """The folder of an estimator: ``path`` is relative to ``folder`` (``""`` = the root)."""
-    return Path(folder) / path if path else Path(folder)
+    return child_path(folder, path) if path else Path(folder)
+
+
+#: a name that becomes a path part of the folder (config, split, harness task): letters, digits, _ . -
+#: starting with a letter, digit or _ (never hidden, never ``.`` or ``..``), at most 96 characters
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,95}")
+#: datasets' rule for split names (``datasets.naming._split_re``), ASCII only
+_SPLIT_NAME = re.compile(r"[A-Za-z0-9_]{1,96}(\.[A-Za-z0-9_]+)*")
+
+
+def name_problem(value: object, what: str, split: bool = False) -> str | None:
+    """Why ``value`` cannot be a plain name (a config, split or task name), or None.
+
+    These names become file and folder names of the build (``<config>/<split>-...parquet``,
+    ``lm_eval/<task>.yaml``): a path separator, ``..``, an absolute path or a control
+    character would write outside the output folder or make names no one can type. A
+    split also follows datasets' rule (``\\w+(\\.\\w+)*``, ASCII), so ``load_dataset`` reads it.
+    """
+    rule = _SPLIT_NAME if split else _PLAIN_NAME
+    if isinstance(value, str) and rule.fullmatch(value) and ".." not in value and len(value) <= 96:
+        return None
+    allowed = "letters, digits, _ and single dots" if split else "letters, digits, _ . -, not starting with . or -"
+    return (f"{what} must be a plain name ({allowed}; no path separators, '..', absolute paths or control "
+            f"characters; at most 96 characters), got {value!r:.120}")
+
+
+def child_path(folder: str | os.PathLike, rel: str) -> Path:
+    """``folder / rel`` for a relative POSIX path that stays inside ``folder``; BuildError otherwise.
+
+    The registry and the spec loader refuse names that are not plain names; this is the last
+    check before a file is written, so that no name from a spec or a manifest ever writes
+    outside the folder (absolute paths, ``..``, backslashes, control characters, empty parts).
+    """
+    parts = rel.split("/") if isinstance(rel, str) else []
+    if (not parts or rel.startswith("/") or "\\" in rel
+            or any(p in ("", ".", "..") or not p.isprintable() for p in parts)):
+        raise BuildError(f"refusing to write {rel!r:.120}: not a plain relative path inside the folder")
+    return Path(folder).joinpath(*parts)
 
 
 # ============================================================================ hashing
@@ -140,7 +178,10 @@ def matrix_record(m) -> dict:
     sha256 of its model and item ids and its scores (little-endian float64)."""
     h = hashlib.sha256()
     h.update(json.dumps([m.models, m.items]).encode())
-    h.update(np.ascontiguousarray(m.scores, dtype="<f8").tobytes())
+    n, N = m.shape
+    step = max(1, (1 << 22) // max(N, 1))  # blocks of rows: the bytes of the whole C-ordered matrix
+    for start in range(0, n, step):
+        h.update(np.ascontiguousarray(m.score_rows(slice(start, start + step)), dtype="<f8").tobytes())
     return {"name": "<ResponseMatrix>", "kind": "matrix", "models": m.shape[0], "items": m.shape[1],
             "sha256": h.hexdigest()}
 
@@ -320,6 +361,21 @@ def load_estimators(folder: str | os.PathLike) -> dict[str, "_estimator.TinyEsti
     return out
 
 
+def validation_rows(folder: str | os.PathLike) -> list[dict]:
+    """The validation table of a folder (``fit`` or ``build``): one row per scenario of each
+    estimator (its ``validation.json``), with ``random`` and ``score`` (out-of-fold MAE of
+    random-k and of the estimate), ``spearman``, ``coverage`` (of the 95% interval) and ``models``."""
+    folder = Path(folder)
+    paths = sorted({estimator_folder(folder, c.get("estimator", "")) / VALIDATION_NAME
+                    for c in read_manifest(folder).get("configs", {}).values()} or {folder / VALIDATION_NAME})
+    rows: list[dict] = []
+    for path in paths:
+        if path.is_file():
+            report = json.loads(path.read_text(encoding="utf-8"))
+            rows.extend(dict(r) for r in report.get("table", []) if isinstance(r, dict))
+    return rows
+
+
 def tiny_split_frame(folder: str | os.PathLike, config: str | None = None):
     """The tiny split of ``config`` (default: the first config) as a DataFrame, in row order."""
     import pyarrow.parquet as pq
@@ -422,7 +478,7 @@ def replace_folder(new: str | os.PathLike, out: str | os.PathLike) -> Path:
         os.replace(new, out)
         return out
     check_replaceable(out)
-    old = out.parent / f".{out.name}.old-{os.getpid()}"
+    old = sibling(out, "old")
     if old.exists():
         shutil.rmtree(old)
     os.replace(out, old)
@@ -440,12 +496,15 @@ def staging(out: str | os.PathLike) -> Iterator[Path]:
     """A temporary sibling folder of ``out`` to write into; on success it replaces ``out``.
 
     ``out`` is checked first (absent, empty or ours); on an error nothing changes and the
-    temporary folder is removed.
+    temporary folder is removed. Staging and old folders that killed runs left next to ``out``
+    are removed first, when provably theirs (:func:`builder.files.remove_stale`: this machine,
+    the process gone).
     """
     check_replaceable(out)
     out = Path(os.path.abspath(out))  # a real parent for the temporary sibling, whatever the spelling
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.building-{os.getpid()}"
+    remove_stale(out)
+    tmp = sibling(out, "building")
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir()

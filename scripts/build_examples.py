@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from builder.registry.benchmarks import get_benchmark  # noqa: E402
 from builder.dataset.options import BuildOptions  # noqa: E402
-from builder.model.options import FitOptions
+from builder.model.options import FitOptions  # noqa: E402
 from builder.dataset.content import content_item_ids  # noqa: E402
 from builder.dataset.build import build_benchmark  # noqa: E402
 from builder.read.matrix import ResponseMatrix  # noqa: E402

@@ -1,5 +1,9 @@
 """Shared pytest fixtures. The helpers themselves are in ``tests/helpers/`` (see its docstring).
 
+The fast loop, ``pytest -m "not slow"``: besides the tests marked ``slow`` by hand, every test
+that uses the loopback Hub (the real clients in a fresh process), the real data (``realdata``)
+or a file of :data:`SLOW_FILES` (Dask clusters, end-to-end builds and releases) is ``slow``.
+
 Hub fixtures: the loopback Hugging Face Hub server (``helpers.hub``) and the environment for a
 client process (the real clients read HF_ENDPOINT at import time: see ``helpers.client``).
 """
@@ -9,6 +13,22 @@ import pytest
 from helpers.hub import DEFAULT_TOKEN, HubServer
 
 HUB_TOKEN = DEFAULT_TOKEN
+
+#: whole files of end-to-end or cluster tests (each takes tens of seconds or more)
+SLOW_FILES = {
+    "test_hub_server.py", "test_hub_sync.py", "test_release_bundles.py", "test_ingest_dask.py",
+    "test_custom_benchmark.py", "test_readme.py", "test_core_realdata.py", "test_sources_realdata.py",
+    "test_fresh_clone.py", "test_identity.py",
+}
+#: fixtures of the loopback Hub: a test that takes one starts the real clients in new processes
+HUB_FIXTURES = {"hub_server", "hub_env"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if (item.path.name in SLOW_FILES or HUB_FIXTURES & set(getattr(item, "fixturenames", ()))
+                or item.get_closest_marker("realdata") is not None):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture

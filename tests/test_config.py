@@ -74,13 +74,16 @@ def test_options_are_frozen_and_checked():
     with pytest.raises(BuildError, match="unknown fit option"):
         FitOptions.from_mapping({"n_dims": 1, "n_seed": 3})
     assert FitOptions.from_mapping({"n_dims": 1}) == FitOptions(n_dims=1)
-    for kwargs, message in [({"version": "1 2"}, "version must look like"), ({"anchors": 0}, "anchors must be positive"),
+    for kwargs, message in [({"version": "1 2"}, "invalid version"), ({"anchors": 0}, "anchors must be a positive integer"),
                             ({"item_order": "random"}, "item_order must be one of"),
                             ({"fit": {"n_dims": 1}}, "fit must be a FitOptions")]:
         with pytest.raises(BuildError, match=message):
             BuildOptions(**kwargs)
     options = BuildOptions(version="1.2.0")
+    from builder.dataset import LOCAL_NAMESPACE, own_namespace
+
+    # no repository id given: the token's own namespace, or a local build (tests/test_conventions.py)
     assert (options.repo_id_for("tinyX"), options.tag_for(), options.anchors_for(100)) == \
-        ("tinyBenchmarks/tinyX", "v1.2.0", 100)
+        (f"{own_namespace() or LOCAL_NAMESPACE}/tinyX", "v1.2.0", 100)
     with pytest.raises(TypeError, match="BuildOptions"):
         dataset.build_benchmark("tinyGSM8k", "r.parquet", None, {"anchors": 5}, out="x")

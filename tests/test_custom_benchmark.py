@@ -91,7 +91,7 @@ def test_your_own_tiny_benchmark_from_ingest_to_push(inputs, tmp_path, capsys):
     # 2. build from the spec file
     build = tmp_path / "build" / "tinyWMDP_bio"
     assert main(["build", "--spec", str(SPEC), "--responses", str(matrix), "--content", f"test={content}",
-                 "--anchors", str(K), "--version", "1.0.0", "--repo-id", "tinyOrg/tinyWMDP_bio", "--out", str(build),
+                 "--anchors", str(K), "--release-version", "1.0.0", "--repo-id", "tinyOrg/tinyWMDP_bio", "--out", str(build),
                  "--quiet"]) == 0
     man = read_manifest(build)
     assert man["name"] == "tinyWMDP_bio" and man["spec"]["name"] == "tinyWMDP_bio"
@@ -120,7 +120,7 @@ def test_your_own_tiny_benchmark_from_ingest_to_push(inputs, tmp_path, capsys):
     with HubServer() as hub:
         env = hub.client_env(tmp_path / "hf_home")
         got = run_in_client(env, hub_clients.release_then_load,
-                            [["--config", str(cfg), "--version", "1.0.0", "--out", str(rel), "--push", "--quiet"]],
+                            [["--config", str(cfg), "--release-version", "1.0.0", "--out", str(rel), "--push", "--quiet"]],
                             "tinyOrg/tinyWMDP_bio", "v1.0.0").result
         assert got["codes"] == [0]
         assert hub.refs("tinyOrg/tinyWMDP_bio")["tags"].keys() == {"v1.0.0"}
@@ -139,7 +139,7 @@ def test_a_spec_file_is_checked(tmp_path, capsys):
     assert "'tinyMMLU' is a registered tiny benchmark" in capsys.readouterr().err
     bad.write_text('name = "tinyX"\nlicense = "mit"\ncitation = "@misc{x, title={X}}"\nprompt = "{{ q "\n')
     assert main(["build", "--spec", str(bad), "--responses", str(bad), "--out", str(tmp_path / "o")]) == 2
-    assert "prompt is not a valid jinja2 template" in capsys.readouterr().err
+    assert "prompt: not a valid jinja2 template" in capsys.readouterr().err
     bad.write_text('name = "tinyX"\nlicense = "mit"\ncitation = "@misc{x, title={X}}"\nlicence = "mit"\n')
     assert main(["build", "--spec", str(bad), "--responses", str(bad), "--out", str(tmp_path / "o")]) == 2
     assert "unknown key(s) ['licence']" in capsys.readouterr().err
@@ -185,7 +185,7 @@ def test_lm_eval_runs_the_released_task_file(inputs, tmp_path):
     rel = tmp_path / "rel"
     with HubServer() as hub:
         run_in_client(hub.client_env(tmp_path / "hf_home"), hub_clients.release_cli,
-                      [["--config", str(cfg), "--version", "1.0.0", "--out", str(rel), "--push", "--quiet"]],
+                      [["--config", str(cfg), "--release-version", "1.0.0", "--out", str(rel), "--push", "--quiet"]],
                       fake=False)
         folder = rel / "tinyWMDP_bio"
         table, stdout = _lm_eval(hub, tmp_path, folder, tmp_path / "results")

@@ -45,7 +45,7 @@ def builds(tmp_path_factory):
 
 
 def test_every_task_file_is_listed_pinned_and_names_the_manifest_task(builds):
-    for name, folder in builds.items():
+    for folder in builds.values():
         man = read_manifest(folder)
         assert verify_manifest(folder) == []
         files = man.get("harness_tasks", [])

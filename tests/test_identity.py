@@ -31,7 +31,7 @@ def test_api_and_cli_write_the_same_bytes(inputs, tmp_path):
                            fit=FitOptions(n_dims=1, n_seeds=2))
     api = build_benchmark("tinyGSM8k", responses, content, options, out=tmp_path / "api")
     argv = ["build", "tinyGSM8k", "--responses", responses, "--anchors", "8", "--seed", "2", "--dims", "1",
-            "--kmeans-seeds", "2", "--version", "1.2.0", "--repo-id", "tinyOrg/tinyGSM8k", "--quiet",
+            "--kmeans-seeds", "2", "--release-version", "1.2.0", "--repo-id", "tinyOrg/tinyGSM8k", "--quiet",
             "--out", str(tmp_path / "cli")]
     for split, path in content.items():
         argv += ["--content", f"{split}={path}"]

@@ -92,8 +92,8 @@ BAD_CONFIGS = {
                        "unknown key(s) ['response']"),
     "missing_responses": ('[release]\norg = "o"\n[[benchmark]]\nname = "tinyMMLU"\nresponses = "nope.parquet"\n',
                           "responses 'nope.parquet' not found"),
-    "missing_content": ('[release]\norg = "o"\n[[benchmark]]\nname = "tinyMMLU"\nresponses = "r.parquet"\n'
-                        'content = { test = "./nope.parquet" }\n', "content for split 'test'"),
+    "missing_content": (('[release]\norg = "o"\n[[benchmark]]\nname = "tinyMMLU"\nresponses = "r.parquet"\n'
+                         'content = { test = "./nope.parquet" }\n'), "content for split 'test'"),
     "bad_anchors": ('[release]\norg = "o"\n[[benchmark]]\nname = "tinyMMLU"\nresponses = "r.parquet"\nanchors = 0\n',
                     "anchors must be a positive integer"),
     "twice": ('[release]\norg = "o"\n' + '[[benchmark]]\nname = "tinyMMLU"\nresponses = "r.parquet"\n' * 2, "listed twice"),
@@ -106,7 +106,7 @@ def test_bad_configs_exit_2_with_a_message(case, tmp_path, capsys, fake):
     (tmp_path / "r.parquet").write_bytes(b"x")
     cfg = tmp_path / "release.toml"
     cfg.write_text(body)
-    assert release_main(["--config", str(cfg), "--version", "1.0.0", "--out", str(tmp_path / "out")]) == 2
+    assert release_main(["--config", str(cfg), "--release-version", "1.0.0", "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err, err
     assert not (tmp_path / "out").exists()
@@ -123,14 +123,14 @@ def test_release_script_help_and_errors_without_traceback(tmp_path):
     h = run("--help")
     assert h.returncode == 0 and "--push" in h.stdout and "HF_ENDPOINT" in h.stdout and "docs/RELEASE.md" in h.stdout
     assert h.stdout.startswith("usage: release.py ")
-    p = run("--config", str(cfg), "--version", "1.0")
+    p = run("--config", str(cfg), "--release-version", "1.0")
     assert p.returncode == 2 and "invalid version '1.0'" in p.stderr and "Traceback" not in p.stderr, p.stderr
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--version", "v1.0.0-rc1"], "invalid version"),
-    (["--config", "nope.toml", "--version", "1.0.0"], "not found"),
-    (["--version", "1.0.0", "--only", "tinyMMLU"], "--only tinyMMLU: not in"),
+    (["--release-version", "v1.0.0-rc1"], "invalid version"),
+    (["--config", "nope.toml", "--release-version", "1.0.0"], "not found"),
+    (["--release-version", "1.0.0", "--only", "tinyMMLU"], "--only tinyMMLU: not in"),
 ])
 def test_cli_errors_exit_2_with_one_line(args, message, tmp_path, capsys, monkeypatch):
     cfg = fake_config(tmp_path)
@@ -140,12 +140,12 @@ def test_cli_errors_exit_2_with_one_line(args, message, tmp_path, capsys, monkey
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err and len(err.strip().splitlines()) == 1, err
     with pytest.raises(SystemExit) as exc:  # argparse usage error
-        release_main(["--version", "1.0.0"])
+        release_main(["--release-version", "1.0.0"])
     assert exc.value.code == 2 and "--config" in capsys.readouterr().err
 
 
 def test_release_subcommand_is_release_py(capsys):
-    """`tinybench release` / `python -m builder release` and release.py are one command."""
+    """`tinybench-builder release` / `python -m builder release` and release.py are one command."""
     with pytest.raises(SystemExit):
         builder_main(["release", "--help"])
     sub = capsys.readouterr().out
@@ -197,7 +197,7 @@ def test_build_and_validate_without_push(tmp_path, capsys, monkeypatch, fake):
     monkeypatch.delenv("HF_TOKEN", raising=False)
     cfg = fake_config(tmp_path / "cfg", options={"extra": {"notes/readme.txt": "hello\n"}})
     out = tmp_path / "out"
-    args = ["--config", str(cfg), "--version", "1.0.0", "--out", str(out), "--no-previous", "--quiet"]
+    args = ["--config", str(cfg), "--release-version", "1.0.0", "--out", str(out), "--no-previous", "--quiet"]
     assert release_main(args) == 0
     captured = capsys.readouterr()
     assert "not published" in captured.out and "tinyOrg/tinyAlpacaEval" in captured.out
@@ -224,14 +224,14 @@ def test_build_and_validate_without_push(tmp_path, capsys, monkeypatch, fake):
 def test_build_failure_and_foreign_out_folder(tmp_path, capsys, fake):
     cfg = fake_config(tmp_path / "cfg", options={"fail": "no scores for task 'x'"})
     out = tmp_path / "out"
-    assert release_main(["--config", str(cfg), "--version", "1.0.0", "--out", str(out), "--no-previous", "--quiet"]) == 1
+    assert release_main(["--config", str(cfg), "--release-version", "1.0.0", "--out", str(out), "--no-previous", "--quiet"]) == 1
     err = capsys.readouterr().err
     assert "error: building tinyAlpacaEval failed: ValueError: no scores for task 'x'" in err and "Traceback" not in err
 
     cfg = fake_config(tmp_path / "cfg2")
     (out / "tinyAlpacaEval").mkdir(parents=True, exist_ok=True)
     (out / "tinyAlpacaEval" / "precious.txt").write_text("not a build")
-    assert release_main(["--config", str(cfg), "--version", "1.0.0", "--out", str(out), "--no-previous", "--quiet"]) == 1
+    assert release_main(["--config", str(cfg), "--release-version", "1.0.0", "--out", str(out), "--no-previous", "--quiet"]) == 1
     assert "is not a tiny-benchmark build folder" in capsys.readouterr().err
     assert (out / "tinyAlpacaEval" / "precious.txt").exists()
 
@@ -241,7 +241,7 @@ def test_an_interrupted_build_keeps_the_previous_one(tmp_path, monkeypatch, fake
     monkeypatch.delenv("HF_TOKEN", raising=False)
     cfg = fake_config(tmp_path / "cfg")
     out = tmp_path / "out"
-    args = ["--config", str(cfg), "--version", "1.0.0", "--out", str(out), "--no-previous", "--quiet"]
+    args = ["--config", str(cfg), "--release-version", "1.0.0", "--out", str(out), "--no-previous", "--quiet"]
     assert release_main(args) == 0
     before = {p.relative_to(out).as_posix(): p.read_bytes() for p in (out / "tinyAlpacaEval").rglob("*") if p.is_file()}
 
@@ -273,10 +273,10 @@ def test_push_releases_previous_changelog_idempotence_and_no_token_leak(tmp_path
     out1, out2, out3, out_leak = (tmp_path / n for n in ("out1", "out2", "out3", "out_leak"))
     common = ["--config", str(cfg), "--push", "--quiet"]
     runs = [
-        common + ["--version", "1.0.0", "--out", str(out1)],
-        common + ["--version", "1.1.0", "--out", str(out2)],
-        common + ["--version", "1.1.0", "--out", str(out3)],  # identical re-run
-        ["--config", str(leak_cfg), "--push", "--quiet", "--version", "1.2.0", "--out", str(out_leak)],
+        common + ["--release-version", "1.0.0", "--out", str(out1)],
+        common + ["--release-version", "1.1.0", "--out", str(out2)],
+        common + ["--release-version", "1.1.0", "--out", str(out3)],  # identical re-run
+        ["--config", str(leak_cfg), "--push", "--quiet", "--release-version", "1.2.0", "--out", str(out_leak)],
     ]
     with HubServer(token=token) as hub:
         env = hub.client_env(tmp_path / "hf_home", token=token)
@@ -318,7 +318,7 @@ def test_push_needs_a_token(tmp_path, monkeypatch, capsys, fake):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(huggingface_hub.constants, "HF_TOKEN_PATH", str(tmp_path / "no-saved-token"))
     cfg = fake_config(tmp_path / "cfg")
-    assert release_main(["--config", str(cfg), "--version", "1.0.0", "--push", "--out", str(tmp_path / "out")]) == 2
+    assert release_main(["--config", str(cfg), "--release-version", "1.0.0", "--push", "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert "--push needs a Hub token" in err and "Traceback" not in err
     assert not (tmp_path / "out").exists()  # refused before building anything
@@ -359,14 +359,14 @@ def test_end_to_end_real_build(tmp_path):
     token = "hf_e2e_token_5b1d0c9a77"
     with HubServer(token=token) as hub:
         env = hub.client_env(tmp_path / "hf_home", token=token)
-        first = subprocess.run([sys.executable, str(RELEASE_PY), "--config", str(cfgs[0]), "--version", "1.0.0",
+        first = subprocess.run([sys.executable, str(RELEASE_PY), "--config", str(cfgs[0]), "--release-version", "1.0.0",
                                 "--push", "--quiet", "--out", str(tmp_path / "out1")],
                                env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
         assert first.returncode == 0, first.stderr[-4000:]
         assert "committed" in first.stdout
         v1 = hub.refs(repo)["tags"]["v1.0.0"]
-        runs = [["--config", str(cfgs[0]), "--version", "1.0.0", "--push", "--quiet", "--out", str(tmp_path / "out1b")],
-                ["--config", str(cfgs[1]), "--version", "1.1.0", "--push", "--quiet", "--out", str(tmp_path / "out2")]]
+        runs = [["--config", str(cfgs[0]), "--release-version", "1.0.0", "--push", "--quiet", "--out", str(tmp_path / "out1b")],
+                ["--config", str(cfgs[1]), "--release-version", "1.1.0", "--push", "--quiet", "--out", str(tmp_path / "out2")]]
         res = run_in_client(env, hub_clients.release_then_consume, runs, repo, ["v1.0.0", "v1.1.0"]).result
         assert res["codes"] == [0, 0]
         refs = hub.refs(repo)

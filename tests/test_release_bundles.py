@@ -52,7 +52,7 @@ def _config(folder, tables, allow: bool | None = None):
 def test_a_partial_bundle_without_text_is_built_and_pushed_only_when_allowed(tmp_path):
     tables = _helm_tables(tmp_path / "responses")
     refused, allowed = _config(tmp_path / "c1", tables), _config(tmp_path / "c2", tables, allow=True)
-    common = ["--version", "1.0.0", "--push", "--quiet", "--no-previous"]
+    common = ["--release-version", "1.0.0", "--push", "--quiet", "--no-previous"]
     with HubServer() as hub:
         env = hub.client_env(tmp_path / "hf_home")
         proc = run_in_client(env, hub_clients.release_cli,
@@ -101,12 +101,12 @@ def test_release_config_spec_and_per_config_responses_are_checked(tmp_path):
 @pytest.mark.realdata
 @pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data is absent")
 def test_the_main_job_releases_every_real_tiny_benchmark(tmp_path):
-    """`python release.py --config release-local.toml --version 1.0.0`: four real tiny benchmarks,
+    """`python release.py --config release-local.toml --release-version 1.0.0`: four real tiny benchmarks,
     each validated (every config/split loads with load_dataset), tinyHELM from its five scenarios."""
     from datasets import load_dataset
 
     out = tmp_path / "release"
-    assert release_main(["--config", str(ROOT / "release-local.toml"), "--version", "1.0.0", "--out", str(out),
+    assert release_main(["--config", str(ROOT / "release-local.toml"), "--release-version", "1.0.0", "--out", str(out),
                          "--no-previous", "--quiet"]) == 0
     summary = json.loads((out / "release.json").read_text())["benchmarks"]
     assert list(summary) == ["tinyAlpacaEval", "tinyGSM8k", "tinyHELM", "tinyWMDP_bio"]

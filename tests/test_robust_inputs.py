@@ -163,7 +163,7 @@ def test_estimate_reads_only_the_anchor_columns_of_a_csv(clean, tmp_path):
     (["fit", "x.csv", "--anchors", "5", "--out", "o", "--binarize", "abc"], r"argument --binarize: takes 'auto'"),
     (["fit", "x.csv", "--anchors", "5", "--out", "o", "--seed", "-1"], r"argument --seed: must be an integer from 0"),
     (["fit", "x.csv", "--anchors", "5", "--out", "o", "--seed", str(2**32)], r"argument --seed"),
-    (["fit", "x.csv", "--anchors", "0", "--out", "o"], r"argument --anchors: must be an integer at least 1, got 0"),
+    (["fit", "x.csv", "--anchors", "0", "--out", "o"], r"argument --anchors: must be a positive integer, got 0"),
     (["fit", "x.csv", "--anchors", "5", "--out", "o", "--dims", "0"], r"argument --dims"),
     (["fit", "x.csv", "--anchors", "5", "--out", "o", "--kmeans-seeds", "-3"], r"argument --kmeans-seeds"),
     (["build", "tinyAlpacaEval", "--responses", "x", "--out", "o", "--seed", "-1"], r"argument --seed"),
@@ -464,7 +464,7 @@ def test_org_names_the_hub_rejects_are_refused(org, tmp_path, capsys):
     (tmp_path / "r.parquet").write_bytes(b"x")
     cfg = write_config(tmp_path, f'[release]\norg = {json.dumps(org)}\n\n[[benchmark]]\nname = "tinyAlpacaEval"\n'
                                  'responses = "r.parquet"\n')
-    assert release_main(["--config", str(cfg), "--version", "1.0.0", "--out", str(tmp_path / "o")]) == 2
+    assert release_main(["--config", str(cfg), "--release-version", "1.0.0", "--out", str(tmp_path / "o")]) == 2
     _one_error_line(capsys, "org|repository")
     assert not (tmp_path / "o").exists()
 

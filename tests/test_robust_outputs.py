@@ -17,7 +17,6 @@ import shutil
 import stat
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -143,7 +142,7 @@ def test_release_refuses_a_target_it_did_not_write_before_building_or_the_networ
     monkeypatch.setattr(publish, "build_benchmark", lambda *a, **kw: pytest.fail("built before checking --out"))
     monkeypatch.setattr(publish, "fetch_previous", lambda *a, **kw: pytest.fail("asked the Hub first"))
     monkeypatch.setenv("HF_TOKEN", "hf_not_used_0123456789")
-    assert release_main(["--config", str(cfg), "--version", "1.0.0", "--out", str(out), "--quiet", "--push"]) == 1
+    assert release_main(["--config", str(cfg), "--release-version", "1.0.0", "--out", str(out), "--quiet", "--push"]) == 1
     err = capsys.readouterr().err
     assert re.search(reason, err) and "Traceback" not in err, err
     assert _snapshot(out / "tinyAlpacaEval") == before
@@ -217,7 +216,7 @@ def test_release_refuses_a_summary_or_out_file_it_did_not_write(tmp_path, capsys
     out = tmp_path / "out"
     out.mkdir()
     (out / "release.json").write_text('{"version": "my own file"}')
-    args = ["--config", str(cfg), "--version", "1.0.0", "--out", str(out), "--quiet"]
+    args = ["--config", str(cfg), "--release-version", "1.0.0", "--out", str(out), "--quiet"]
     assert release_main(args) == 1
     assert "release.json exists and was not written by this tool" in capsys.readouterr().err
     assert (out / "release.json").read_text() == '{"version": "my own file"}'
@@ -227,7 +226,7 @@ def test_release_refuses_a_summary_or_out_file_it_did_not_write(tmp_path, capsys
     assert json.loads((out / "release.json").read_text())["format"] == publish.RELEASE_FORMAT
     a_file = tmp_path / "a_file"
     a_file.write_text("x")
-    assert release_main(["--config", str(cfg), "--version", "1.0.0", "--out", str(a_file), "--quiet"]) == 1
+    assert release_main(["--config", str(cfg), "--release-version", "1.0.0", "--out", str(a_file), "--quiet"]) == 1
     assert "is a file, not a folder" in capsys.readouterr().err and a_file.read_text() == "x"
 
 
@@ -345,7 +344,7 @@ def test_a_local_release_never_asks_the_hub_and_asking_fails_calmly(tmp_path, ca
     monkeypatch.setattr(publish, "fetch_previous", unreachable)
     monkeypatch.setattr(publish, "hub_api", lambda api=None: object())
     cfg = fake_config(tmp_path / "cfg")
-    args = ["--config", str(cfg), "--version", "1.0.0", "--out", str(tmp_path / "out"), "--quiet"]
+    args = ["--config", str(cfg), "--release-version", "1.0.0", "--out", str(tmp_path / "out"), "--quiet"]
     assert release_main(args) == 0
     err = capsys.readouterr().err
     assert calls == [] and "previous" not in err and "warning" not in err

@@ -95,7 +95,9 @@ def test_bad_input(tmp_path):
 
 def test_conflicting_duplicate_instances(tmp_path):
     suite = tmp_path / "s"
-    entry = lambda v: {"instance_id": "id0", "train_trial_index": 0, "stats": [helm_stat("final_number_exact_match", v)]}
+    def entry(v):
+        return {"instance_id": "id0", "train_trial_index": 0, "stats": [helm_stat("final_number_exact_match", v)]}
+
     write_helm_run(suite, "gsm:model=m", "org/m", ["gsm"], {}, [entry(1.0), entry(1.0)])
     assert helm.read(suite).shape == (1, 1)  # identical duplicates are harmless
     write_helm_run(suite, "gsm:model=m", "org/m", ["gsm"], {}, [entry(1.0), entry(0.0)])

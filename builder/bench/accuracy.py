@@ -9,7 +9,7 @@ k anchors, seeds 0-4:
 For each test model the truth is its mean over all its evaluated items. Reported per
 dataset: MAE / random-k (random-k = the plain mean of k random items, mean of 50 draws)
 of our ``score`` and components (irt, p-IRT, gp-IRT) and of the nine BenchPred methods
-(read from ``bench_cache/peers``; see :mod:`builder.bench.peers`), the coverage and mean
+(read from ``builder/bench/cache/peers``; see :mod:`builder.bench.peers`), the coverage and mean
 width of our 95% interval, and the spread over seeds.
 
     python -m builder.bench.accuracy                      # both protocols, every dataset, seeds 0-4
@@ -65,7 +65,9 @@ def run_split(name: str, path: str, protocol: str, seed: int, k: int, dev_rep: i
     t0 = time.perf_counter()
     out = res.estimator.estimate(Yt[:, res.anchors.positions])
     est_ms = 1000 * (time.perf_counter() - t0) / len(test)
-    get = lambda key: [float(r[key]) for r in out]
+    def get(key):
+        return [float(r[key]) for r in out]
+
     comp = res.estimator.components(Yt[:, res.anchors.positions])
     return {
         "components": {key: comp[key][:, 0].tolist() for key in ("db", "se_db", "mb", "ridge", "weight_db", "se")},
@@ -136,13 +138,13 @@ def summarize(rows: list[dict], datasets, protocol: str) -> tuple[str, dict]:
         st["seeds"] = len(rs)
         stats[name] = st
     lines = [
-        "| dataset | train/test | random-k MAE | " + " | ".join(LABELS.get(m, m) for m in methods)
+        "| dataset | train/test | random-k MAE | " + " | ".join(str(LABELS.get(m, m)) for m in methods)
         + " | best other | score / best | 95% coverage | min over seeds | width | width / MAE |",
         "|---|---|---:|" + "---:|" * len(methods) + "---|---:|---:|---:|---:|---:|",
     ]
     for name, st in stats.items():
         others = {m: v for m, v in st["ratio"].items() if m != "score"}
-        best = min(others, key=others.get)
+        best = min(others, key=lambda m: others[m])
         cells = []
         for m in methods:
             v = st["ratio"].get(m)
@@ -212,7 +214,7 @@ def main(argv=None) -> int:
     ap.add_argument("--dev", action="store_true", help="development protocol: nested splits of training models only")
     ap.add_argument("--dev-reps", type=int, default=2, help="nested interpolation splits per seed in --dev (default 2)")
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="parallel fits (default 2)")
-    ap.add_argument("--peers-cache", type=Path, default=None, help="BenchPred cache folder (default bench_cache/peers)")
+    ap.add_argument("--peers-cache", type=Path, default=None, help="BenchPred cache folder (default builder/bench/cache/peers)")
     ap.add_argument("--peers-python", type=Path, default=None,
                     help="BenchPred venv interpreter, used only on a cache miss (see builder.bench.peers)")
     ap.add_argument("--json", type=Path, help="also write every split's per-model estimates as JSON")

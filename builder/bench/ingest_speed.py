@@ -44,7 +44,7 @@ BENCHES = ("arc", "hellaswag", "mmlu", "truthfulqa", "winogrande", "gsm8k")
 
 def task_files() -> list[tuple[str, str, int, tuple[str, ...]]]:
     """(scenario, task name, rows, metric fields) of the 62 details files of one model."""
-    out = []
+    out: list[tuple[str, str, int, tuple[str, ...]]] = []
     for t in V1_TASKS:
         if t.scenario not in BENCHES:
             continue
@@ -52,7 +52,7 @@ def task_files() -> list[tuple[str, str, int, tuple[str, ...]]]:
         if t.scenario == "mmlu":
             out += [("mmlu", t.pipe.format(sub=s), n, fields) for s, n in MMLU_ROWS.items()]
         else:
-            out.append((t.scenario, t.pipe, t.rows, fields))
+            out.append((t.scenario, t.pipe, int(t.rows or 0), fields))
     assert sum(f[2] for f in out) == V1_TOTAL_ROWS
     return out
 
@@ -62,7 +62,7 @@ def model_scores(k: int) -> dict[str, dict[str, np.ndarray]]:
     rng = np.random.default_rng(k)
     ability = rng.normal()
     out = {}
-    for scenario, name, rows, fields in task_files():
+    for _scenario, name, rows, fields in task_files():
         diff = np.random.default_rng(zlib.crc32(name.encode())).normal(size=rows)
         p = 1 / (1 + np.exp(-(ability - diff)))
         vals = {}
@@ -107,6 +107,7 @@ def check(matrix, k: int) -> None:
     col = {c: j for j, c in enumerate(matrix.items)}
     for name, vals in model_scores(k).items():
         scenario, sub, metric, _, _ = classify(name)
+        assert metric is not None  # every generated task has its metric
         ids = [".".join([scenario] + ([sub] if sub else []) + [str(i)]) for i in range(len(vals[metric]))]
         got = row[[col[i] for i in ids]]
         if not np.array_equal(got, vals[metric]):

@@ -15,7 +15,7 @@ truth stays each test model's mean over its evaluated items (:func:`.protocols.m
 
 **Cache.** A peer result depends only on the data, the split, k, the seed, the method and
 the BenchPred version, so each one is stored once as a small JSON file
-``bench_cache/peers/<dataset>/<protocol>-seed<seed>-k<k>-<method>.json`` (predictions,
+``builder/bench/cache/peers/<dataset>/<protocol>-seed<seed>-k<k>-<method>.json`` (predictions,
 the selected item indices, seconds; no matrices), keyed by a sha256 over the matrix
 values, model names and item ids, the train and test row indices, k, seed, method and
 BenchPred version. A file whose key does not match (data or split changed) is recomputed;
@@ -70,11 +70,12 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
 from builder.bench import protocols
+from builder.errors import PeersUnavailableError, PeerWorkerError
 
 #: the BenchPred methods of the accuracy benchmark (keys of ``benchpred.all_methods``)
 PEER_METHODS = (
@@ -87,7 +88,8 @@ BENCHPRED_VERSION = "1.0.0"
 CACHE_FORMAT = 1
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_CACHE_DIR = REPO_ROOT / "bench_cache" / "peers"
+#: the committed cache, next to the benchmark scripts (builder/bench/cache/peers; not installed in a wheel)
+DEFAULT_CACHE_DIR = Path(__file__).resolve().parent / "cache" / "peers"
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data" / "responses"
 DEFAULT_PEERS_PYTHON_ENV = "TINYBENCH_PEERS_PYTHON"
 WORKER_SCRIPT = Path(__file__).resolve().with_name("peers_worker.py")
@@ -113,14 +115,6 @@ def kill_active_workers() -> int:
     for proc in procs:
         proc.kill()
     return len(procs)
-
-
-class PeersUnavailableError(RuntimeError):
-    """Some results are not cached and there is no BenchPred interpreter to compute them."""
-
-
-class PeerWorkerError(RuntimeError):
-    """The BenchPred worker could not run (bad venv, crash, protocol violation)."""
 
 
 # ----------------------------------------------------------------------------- data
@@ -298,7 +292,7 @@ def run_worker(peers_python: str | os.PathLike, train: np.ndarray, test: np.ndar
                     proc.kill()
             fatal = None
             try:
-                for line in proc.stdout:
+                for line in proc.stdout or ():  # stdout=PIPE: never None
                     try:
                         msg = json.loads(line)
                     except ValueError:
@@ -332,7 +326,8 @@ def run_worker(peers_python: str | os.PathLike, train: np.ndarray, test: np.ndar
                 proc.wait()
                 raise
             finally:
-                proc.stdout.close()
+                if proc.stdout is not None:
+                    proc.stdout.close()
                 with _ACTIVE_LOCK:
                     _ACTIVE_WORKERS.discard(proc)
             if fatal is not None:
@@ -376,7 +371,7 @@ def peer_predictions(name: str, Y: np.ndarray, models: Sequence[str], items: Seq
     methods : iterable of str
         Names from :data:`PEER_METHODS` (any ``benchpred.all_methods`` key works).
     cache_dir : path
-        Default ``bench_cache/peers`` at the repository root.
+        Default ``builder/bench/cache/peers`` (:data:`DEFAULT_CACHE_DIR`).
     peers_python : path, optional
         The BenchPred venv's interpreter; None = cache only.
     on_result : callable, optional
@@ -488,7 +483,7 @@ def summarize(rows: list[dict], datasets: Sequence[str], protocols_: Sequence[st
             head = ["dataset", "train/test", "random-k"] + list(methods)
             out.append("| " + " | ".join(head) + " |")
             out.append("|---|---|" + "---:|" * (len(head) - 2))
-            per_method_means = {m: [] for m in methods}
+            per_method_means: dict[str, list[float]] = {m: [] for m in methods}
             for name in datasets:
                 rs = [r for r in rows if r["dataset"] == name and r["protocol"] == protocol]
                 if not rs:
@@ -504,7 +499,7 @@ def summarize(rows: list[dict], datasets: Sequence[str], protocols_: Sequence[st
             if key == "ratio":
                 out.append("| **mean over datasets** | | 1 | " + " | ".join(
                     f"{np.nanmean(per_method_means[m]):.2f}" if per_method_means[m] else "" for m in methods) + " |")
-    secs = {}
+    secs: dict[Any, Any] = {}
     for r in rows:
         if r["method"] != "random-k" and r.get("seconds") is not None and not math.isnan(r["seconds"]):
             secs.setdefault(r["method"], []).append(r["seconds"])

@@ -70,10 +70,9 @@ def main(argv):
     try:
         import numpy as np
         import torch
-        import benchpred
         from benchpred import all_methods
         from importlib.metadata import version
-    except Exception as exc:  # ImportError, or a broken install
+    except Exception as exc:  # noqa: BLE001 - ImportError, or a broken install
         _emit(protocol_out, {"event": "fatal", "error": f"cannot import benchpred: {type(exc).__name__}: {exc}"})
         return 3
     torch.set_num_threads(int(os.environ.get("PEERS_THREADS", "1")))
@@ -104,7 +103,7 @@ def main(argv):
               file=sys.stderr, flush=True)
         try:
             record = run_method(all_methods, name, train, test, k, seed)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - one method's failure is reported, the others go on
             traceback.print_exc(file=sys.stderr)
             record = {"event": "error", "method": name, "error": f"{type(exc).__name__}: {exc}"}
         _emit(protocol_out, record)

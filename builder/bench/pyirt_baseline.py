@@ -69,11 +69,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 #: the original's settings (tutorials/irt.py, training_irt.ipynb, py-irt's IrtConfig defaults)
-ORIGINAL_SETTINGS = {
+ORIGINAL_SETTINGS: dict[str, Any] = {
     "model_type": "multidim_2pl",
     "epochs": 2000,
     "lr": 0.1,
@@ -113,7 +114,7 @@ def pyirt_versions() -> dict:
     """Versions of the packages in the timed path (missing ones as None)."""
     from importlib.metadata import PackageNotFoundError, version
 
-    out = {}
+    out: dict[str, Any] = {}
     for name in ("py-irt", "pyro-ppl", "torch"):
         try:
             out[name] = version(name)

@@ -114,8 +114,8 @@ def main(argv=None) -> int:
     print(f"\n{args.models} models x {args.items} items, k = {args.anchors}; BLAS threads available: {available}\n")
     print("| what | ours | original | speed-up | BLAS threads |")
     print("|---|---:|---:|---:|---:|")
-    for r in rows:
-        print("| " + " | ".join(r) + " |")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
     return 0
 
 

@@ -54,8 +54,8 @@ def main(argv=None) -> int:
     frame = base.to_frame()
     rng = np.random.default_rng(12345)
     runs = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
         long = frame.stack(future_stack=True).dropna().rename("score").reset_index()
         long.columns = ["model", "item", "score"]
         long.sample(frac=1.0, random_state=1).to_csv(tmp / "long.csv", index=False)

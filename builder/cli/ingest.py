@@ -15,12 +15,27 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from builder.cli._args import add_common
+from builder.cli._run import command
 from builder.read import FORMATS, IngestResult, ingest_with_report
 from builder.read import MatrixFormatError, ResponseMatrix
 from builder.read import SourceError
 from builder.read import UnitFailure
 
-__all__ = ["add_ingest_arguments", "run_ingest", "INGEST_EPILOG", "read_hub_models"]
+__all__ = ["register", "add_ingest_arguments", "run_ingest", "INGEST_EPILOG", "read_hub_models", "write_failures",
+           "failures_path", "FAILED_HEADER"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``ingest`` command to the subparsers ``sub``."""
+    pi = sub.add_parser("ingest", help="read evaluation outputs into a score matrix (wide parquet)",
+                        description="Read evaluation outputs (lm-eval logs, Open LLM Leaderboard details, "
+                                    "AlpacaEval, HELM, legacy pickles, tables) into one wide parquet matrix, "
+                                    "model by model on a local process pool or a Dask cluster.",
+                        epilog=INGEST_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_ingest_arguments(pi)
+    add_common(pi, sub=True, progress=False)  # ingest's --progress chooses bar, log or none
+    pi.set_defaults(func=run_ingest)
 
 
 def add_ingest_arguments(parser: argparse.ArgumentParser) -> None:
@@ -70,7 +85,8 @@ def add_ingest_arguments(parser: argparse.ArgumentParser) -> None:
 INGEST_EPILOG = """\
 exit status: 0 every model read; 2 bad input or unusable cluster (nothing written); 3 some
 models kept failing after their retries (the others are written, the failed ones are listed
-on stderr and in <out stem>.failed.txt)
+on stderr and in <out stem>.failed.txt, which is never written through a link or over a file
+that is not an earlier list: such a file is refused before the reading)
 
 examples:
   python -m builder ingest details/ --task mmlu --out mmlu.parquet
@@ -100,6 +116,7 @@ def read_hub_models(path: str | Path) -> list[str]:
     return models
 
 
+@command(interrupted="error: interrupted; nothing written")
 def run_ingest(args: argparse.Namespace) -> int:
     """Handler of ``builder ingest``.
 
@@ -107,43 +124,34 @@ def run_ingest(args: argparse.Namespace) -> int:
     nothing written); 3 when some models kept failing: the matrix of the others is written, the
     failed ones are listed on stderr and in ``<out stem>.failed.txt``.
     """
-    from builder.read import ClusterError
-
     out = Path(args.out)
     workers = getattr(args, "workers", None)
     scheduler = getattr(args, "scheduler", None)
-    try:
-        check_outputs(out, getattr(args, "items_out", None), args.sources)
-        for flag, value in (("--workers", workers), ("--jobs", getattr(args, "jobs", None))):
-            if value is not None and value < 1:
-                raise SourceError(f"{flag} must be at least 1, got {value}")
-        if getattr(args, "retries", 2) < 0:
-            raise SourceError(f"--retries must be 0 or more, got {args.retries}")
-        hub_file = getattr(args, "hub_models", None)
-        hub_models = read_hub_models(hub_file) if hub_file else []
-        if not args.sources and not hub_models:
-            raise SourceError("give at least one SOURCE, or --hub-models FILE")
-        result = ingest_with_report(
-            args.sources,
-            task=getattr(args, "task", None),
-            metric=getattr(args, "metric", None),
-            filter=getattr(args, "filter", None),
-            content=getattr(args, "content", None),
-            format=getattr(args, "format", None),
-            workers=workers if workers is not None else getattr(args, "jobs", None),
-            executor="dask" if workers is not None else None,
-            scheduler=scheduler,
-            hub_models=hub_models,
-            hub_cache=getattr(args, "hub_cache", None),
-            retries=getattr(args, "retries", 2),
-            progress=getattr(args, "progress", "auto"),
-        )
-    except (SourceError, MatrixFormatError, FileNotFoundError, ClusterError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("error: interrupted; nothing written", file=sys.stderr)
-        return 130
+    check_outputs(out, getattr(args, "items_out", None), args.sources)
+    for flag, value in (("--workers", workers), ("--jobs", getattr(args, "jobs", None))):
+        if value is not None and value < 1:
+            raise SourceError(f"{flag} must be at least 1, got {value}")
+    if getattr(args, "retries", 2) < 0:
+        raise SourceError(f"--retries must be 0 or more, got {args.retries}")
+    hub_file = getattr(args, "hub_models", None)
+    hub_models = read_hub_models(hub_file) if hub_file else []
+    if not args.sources and not hub_models:
+        raise SourceError("give at least one SOURCE, or --hub-models FILE")
+    result = ingest_with_report(
+        args.sources,
+        task=getattr(args, "task", None),
+        metric=getattr(args, "metric", None),
+        filter=getattr(args, "filter", None),
+        content=getattr(args, "content", None),
+        format=getattr(args, "format", None),
+        workers=workers if workers is not None else getattr(args, "jobs", None),
+        executor="dask" if workers is not None else None,
+        scheduler=scheduler,
+        hub_models=hub_models,
+        hub_cache=getattr(args, "hub_cache", None),
+        retries=getattr(args, "retries", 2),
+        progress=getattr(args, "progress", "auto"),
+    )
     matrix = result.matrix
     if matrix is not None:
         matrix.write(out)
@@ -152,7 +160,11 @@ def run_ingest(args: argparse.Namespace) -> int:
             write_item_info(matrix.item_info, items_out)
         print(format_summary(matrix, out, result=result))
     if result.failures:
-        failed_file = write_failures(result.failures, out)
+        try:
+            failed_file = write_failures(result.failures, out)
+        except OSError as exc:  # it appeared after the check: the list is on stderr only
+            failed_file = None
+            print(f"error: the list of failed models was not written: {exc}", file=sys.stderr)
         print(format_failures(result, failed_file, wrote=matrix is not None), file=sys.stderr)
         return 3
     return 0
@@ -179,27 +191,49 @@ def check_outputs(out: Path, items_out: str | Path | None, sources: Sequence[str
                                   "choose another file name")
     if items_out and same_file(out, items_out):
         raise SourceError("--out and --items-out name the same file")
+    from builder.files import check_sidecar
+
+    try:  # the failure list is named after --out: absent or an earlier list of ours, never a user's file
+        check_sidecar(failures_path(out), FAILED_HEADER)
+    except OSError as exc:
+        raise SourceError(f"{exc} (the list of models that could not be read goes there)") from None
+
+
+#: the first line of a failure list: what proves an existing ``<out stem>.failed.txt`` ours
+FAILED_HEADER = "# models that could not be read: model<TAB>source<TAB>last error (attempts)"
+
+
+def failures_path(out: str | Path) -> Path:
+    """``<out stem>.failed.txt`` next to ``out`` (shortened with a hash when it would exceed NAME_MAX)."""
+    from builder.files import sidecar_name
+
+    return sidecar_name(out, ".failed.txt")
 
 
 def write_failures(failures: Sequence[UnitFailure], out: Path) -> Path:
-    """``<out stem>.failed.txt``: ``model<TAB>source<TAB>error`` per failed unit (a valid --hub-models file)."""
-    path = out.with_name(out.stem + ".failed.txt")
-    lines = ["# models that could not be read: model<TAB>source<TAB>last error (attempts)"]
-    lines += [f"{f.model}\t{f.source}\t{f.error} ({f.attempts} attempt(s))".replace("\n", " ") for f in failures]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+    """``<out stem>.failed.txt``: ``model<TAB>source<TAB>error`` per failed unit (a valid --hub-models file).
+
+    Written atomically, never through a symbolic link nor over a file that does not start with
+    :data:`FAILED_HEADER` (:func:`builder.files.write_sidecar`; checked before the reading too).
+    """
+    from builder.files import write_sidecar
+
+    lines = [FAILED_HEADER]
+    lines += [" ".join(f"{f.model}\t{f.source}\t{f.error} ({f.attempts} attempt(s))".splitlines()) for f in failures]
+    return write_sidecar(failures_path(out), "\n".join(lines) + "\n", FAILED_HEADER)
 
 
-def format_failures(result: IngestResult, failed_file: Path, wrote: bool, max_list: int = 20) -> str:
+def format_failures(result: IngestResult, failed_file: Path | None, wrote: bool, max_list: int = 20) -> str:
     n = len(result.failures)
     lines = [f"error: {n} of {result.units} model(s) could not be read after their retries"
              + (" and are NOT in the matrix:" if wrote else "; nothing written:")]
     lines += [f"  {f.model} ({f.source}): {f.error} [{f.attempts} attempt(s)]" for f in result.failures[:max_list]]
     if n > max_list:
         lines.append(f"  ... {n - max_list} more")
-    lines.append(f"  the list is in {failed_file}; read them again with the same command on those sources "
-                 f"(Hub models: --hub-models {failed_file}) and merge the tables with `ingest A.parquet B.parquet`")
+    where = f"the list is in {failed_file}; " if failed_file else ""
+    lines.append(f"  {where}read them again with the same command on those sources "
+                 f"(Hub models: --hub-models {failed_file or 'FILE'}) and merge the tables with "
+                 "`ingest A.parquet B.parquet`")
     return "\n".join(lines)
 
 

@@ -123,7 +123,8 @@ def fit_estimators(spec: BenchmarkSpec, inputs: BuildInputs, options: BuildOptio
     groups = [spec.configs] if (spec.joint or len(spec.configs) == 1) else [[c] for c in spec.configs]
     fits = []
     for configs in groups:
-        cols, ids, scen, sub, content_of = [], [], [], [], {}
+        cols, ids, scen, sub = [], [], [], []
+        content_of: dict[str, Any] = {}
         for c in configs:
             ci = assigned[c.name]
             content_of[c.name] = {}
@@ -134,10 +135,13 @@ def fit_estimators(spec: BenchmarkSpec, inputs: BuildInputs, options: BuildOptio
                 scen.append(c.scenario)
                 sub.append(f"{c.scenario}.{subscenario_of(cid)}" if len(configs) > 1 else subscenario_of(cid))
                 content_of[c.name][iid] = cid
-        Y = matrix.scores[:, cols]
-        keep = ~np.isnan(Y).all(axis=1)
+        # the configs' columns as a compact copy (bytes for 0/1 scores): never a float64 matrix
+        Y = matrix.compact.take(cols=cols)
+        keep = Y.row_counts() > 0
+        if not keep.all():
+            Y = Y.take(rows=np.flatnonzero(keep))
         info = pd.DataFrame({"scenario": scen, "subscenario": sub}, index=ids)
-        sub_m = ResponseMatrix(Y[keep], [m for m, k_ in zip(matrix.models, keep) if k_], ids, info)
+        sub_m = ResponseMatrix(Y, [m for m, k_ in zip(matrix.models, keep) if k_], ids, info)
         metadata = {"benchmark": spec.name, "version": options.version,
                     "configs": {c.name: c.scenario for c in configs},
                     # estimator.evaluate(y, bench) answers with the original package's keys
@@ -166,10 +170,11 @@ def write_folder(plan: FolderPlan, out: str | os.PathLike, *, previous: CardInpu
             fit.estimator.save(folder)
             layout.write_json(folder / layout.VALIDATION_NAME, fit.report)
         for data in plan.data:
-            layout.write_parquet(data.table, tmp / data.path)
+            layout.write_parquet(data.table, layout.child_path(tmp, data.path))
         for rel, text in plan.texts:  # the lm-eval task files
-            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
-            (tmp / rel).write_text(text, encoding="utf-8")
+            path = layout.child_path(tmp, rel)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
         layout.copy_estimator_code(tmp)
         write_card_files(tmp, plan.card, previous=previous, templates=templates)
         layout.write_manifest(tmp, plan.manifest)

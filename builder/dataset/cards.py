@@ -14,6 +14,13 @@ Templates: ``dataset_cards/<benchmark name>.md`` when it exists (it may
 ``{% extends "tiny_benchmark.md" %}`` and override blocks), else ``tiny_benchmark.md``. The
 YAML header is :class:`huggingface_hub.DatasetCardData` (licence, task categories, size
 category, ``configs`` with their data files, pretty name), rendered as ``{{ card_data }}``.
+
+Every value a template shows is escaped (:mod:`builder.dataset.markdown`: the environment's
+``finalize``) unless it is Markdown this module wrote: names, file names, descriptions and ids
+come from users and their data, and the Hub renders the card as Markdown with raw HTML. The
+filters ``code`` (``code(cell=True)`` in a table row), ``text(paragraphs=True)``, ``fenced``,
+``py`` and ``sh`` show a value as a code span, text, a code block, a Python string literal or a
+shell word.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from builder.registry import POLO2024_BIBTEX, REGISTRY, BenchmarkSpec, ConfigSpe
 from builder.estimator import TinyEstimator
 from builder.model import report_markdown
 from builder.registry import FULL_SPLIT_RENDERERS
+from builder.dataset.markdown import Markdown, code, fenced, finalize, python_string, shell_word, text
 
 def _templates_dir() -> Path:
     """``dataset_cards/`` of a source checkout, else the copy installed as builder/dataset_cards."""
@@ -60,7 +68,7 @@ def card_data(manifest: dict, spec) -> Any:
             files.append({"split": split, "path": s["path"]})
             total += int(s["rows"])
         configs.append({"config_name": name, "data_files": files})
-    extra = {}
+    extra: dict[str, Any] = {}
     if getattr(spec, "task_ids", None):
         extra["task_ids"] = list(spec.task_ids)
     sources = list(getattr(spec, "source_datasets", ()) or ())
@@ -128,7 +136,7 @@ def _reports(folder: Path, manifest: dict) -> list[tuple[str, dict]]:
 def _anchors_by_config(folder: Path, manifest: dict) -> dict[str, list[str]]:
     """Config -> its anchor ids, in row order (from the estimator side files)."""
     out = {}
-    cache: dict[str, dict] = {}
+    cache: dict[str, dict | None] = {}
     for name, c in manifest.get("configs", {}).items():
         p = c.get("estimator", "")
         if p not in cache:
@@ -157,7 +165,7 @@ def plot_validation(reports: list[tuple[str, dict]], path: str | os.PathLike) ->
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError:
-        return ("Plot skipped: matplotlib is not installed (`pip install tinybench-builder[plot]`); "
+        return ("Plot skipped: matplotlib is not installed (`pip install matplotlib`); "
                 "the table above has the same validation.")
     panels = []
     for _, rep in reports:
@@ -243,32 +251,34 @@ _METRIC_LABEL = {"score": "score MAE", "random": "random-k MAE", "spearman": "Sp
 
 
 def _fmt(v: Any, metric: str) -> str:
-    if v is None:
+    if v is None or not isinstance(v, (int, float)):  # a tampered previous report holds anything
         return "n/a"
     return f"{v:.0%}" if metric == "coverage" else f"{v:.4f}" if metric != "spearman" else f"{v:.3f}"
 
 
-def changelog_markdown(ch: dict, max_ids: int = 20) -> str:
-    """The changelog section's Markdown."""
+def changelog_markdown(ch: dict, max_ids: int = 20) -> Markdown:
+    """The changelog section's Markdown (names and ids escaped: they may come from a previous folder)."""
     if ch.get("previous_version") is None:
-        return f"* **{ch.get('version')}**: first release of this build (no previous version to compare with)."
-    lines = [f"**{ch['version']}** (previous: {ch['previous_version']})", ""]
+        return Markdown(f"* **{text(ch.get('version'))}**: first release of this build (no previous version to "
+                        "compare with).")
+    lines = [f"**{text(ch['version'])}** (previous: {text(ch['previous_version'])})", ""]
     for name, a in ch["anchors"].items():
+        name = code(name)
         if a.get("new_config"):
-            lines.append(f"* config `{name}`: new ({len(a['added'])} anchors)")
+            lines.append(f"* config {name}: new ({len(a['added'])} anchors)")
             continue
         if a.get("dropped_config"):
-            lines.append(f"* config `{name}`: removed")
+            lines.append(f"* config {name}: removed")
             continue
         if not a["added"] and not a["removed"]:
-            lines.append(f"* config `{name}`: same {a['kept']} anchors")
+            lines.append(f"* config {name}: same {a['kept']} anchors")
             continue
 
         def ids(xs):
-            shown = ", ".join(f"`{x}`" for x in xs[:max_ids])
+            shown = ", ".join(code(x) for x in xs[:max_ids])
             return shown + (f", ... {len(xs) - max_ids} more" if len(xs) > max_ids else "")
 
-        lines.append(f"* config `{name}`: {a['kept']} anchors kept, {len(a['added'])} in, {len(a['removed'])} out")
+        lines.append(f"* config {name}: {a['kept']} anchors kept, {len(a['added'])} in, {len(a['removed'])} out")
         if a["added"]:
             lines.append(f"  * in: {ids(a['added'])}")
         if a["removed"]:
@@ -280,8 +290,8 @@ def changelog_markdown(ch: dict, max_ids: int = 20) -> str:
             b, a, m = e["before"], e["after"], e["metric"]
             delta = "n/a" if b is None or a is None else (
                 f"{a - b:+.0%}" if m == "coverage" else f"{a - b:+.3f}" if m == "spearman" else f"{a - b:+.4f}")
-            lines.append(f"| {e['scenario']} | {_METRIC_LABEL[m]} | {_fmt(b, m)} | {_fmt(a, m)} | {delta} |")
-    return "\n".join(lines)
+            lines.append(f"| {text(e['scenario'])} | {_METRIC_LABEL[m]} | {_fmt(b, m)} | {_fmt(a, m)} | {delta} |")
+    return Markdown("\n".join(lines))
 
 
 # ============================================================================ rendering
@@ -289,32 +299,26 @@ def _environment(templates: Path):
     import jinja2
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)), undefined=jinja2.StrictUndefined,
-                             keep_trailing_newline=True, autoescape=False)
-    env.filters["py"] = python_string
+                             keep_trailing_newline=True, autoescape=False, finalize=finalize)
+    env.filters.update(py=python_string, sh=shell_word, code=code, text=text, fenced=fenced)
     return env
 
 
-def python_string(value: Any) -> str:
-    """``value`` as a Python string literal (double quotes): what the card's example code pastes
-    a repository id, tag or config name as, so no value can end the string and inject code."""
-    return json.dumps(str(value))  # a JSON string is a Python literal of the same text
-
-
-def _full_split_note(sc: ConfigSpec, splits: dict) -> str:
+def _full_split_note(sc: ConfigSpec, splits: dict) -> Markdown | str:
     """How the full splits' ``input_formatted`` was rendered (as the published datasets did)."""
     full = [s for s in sc.full_splits if s in splits]
     if not full or not sc.num_fewshot or sc.renderer in (None, "template"):
         return ""
-    names = ", ".join(f"`{s}`" for s in full)
+    names = ", ".join(code(s) for s in full)
     if sc.full_split_sampler == "first_n":
-        group = f" of the row's `{sc.fewshot_group}`" if sc.fewshot_group else ""
-        how = f"the first {sc.num_fewshot} `{sc.fewshot_split}` rows{group} (the row itself when it is one of them)"
+        group = f" of the row's {code(sc.fewshot_group)}" if sc.fewshot_group else ""
+        how = f"the first {sc.num_fewshot} {code(sc.fewshot_split)} rows{group} (the row itself when it is one of them)"
     else:
-        how = (f"the same {sc.num_fewshot} `{sc.fewshot_split}` examples for every row (lm-evaluation-harness's "
+        how = (f"the same {sc.num_fewshot} {code(sc.fewshot_split)} examples for every row (lm-evaluation-harness's "
                f"few-shot sampler with seed {sc.full_split_seed}, drawn afresh for each row)")
     tail = ", then the row's raw text" if sc.renderer in FULL_SPLIT_RENDERERS else ""
-    return (f"In {names}, as in the published tinyBenchmarks datasets, `input_formatted` holds {how}{tail}; "
-            "the tiny split holds the leaderboard's own prompts.")
+    return Markdown(f"In {names}, as in the published tinyBenchmarks datasets, `input_formatted` holds {how}{tail}; "
+                    "the tiny split holds the leaderboard's own prompts.")
 
 
 def render_card(card: CardInputs, previous: CardInputs | None = None,
@@ -332,8 +336,10 @@ def render_card(card: CardInputs, previous: CardInputs | None = None,
     reports = card.reports
     validation = []
     for path, rep in reports:
-        if rep.get("table"):
-            validation.append({"title": f"`{path}`" if len(reports) > 1 else "", "markdown": report_markdown(rep)})
+        if rep.get("table"):  # scenario names come from the data: escaped in the table
+            shown = {**rep, "table": [{**r, "scenario": text(r.get("scenario"))} for r in rep["table"]]}
+            validation.append({"title": code(path) if len(reports) > 1 else "",
+                               "markdown": Markdown(report_markdown(shown))})
     configs = []
     for name, c in manifest["configs"].items():
         sc = next((x for x in spec.configs if x.name == name), None)
@@ -356,7 +362,9 @@ def render_card(card: CardInputs, previous: CardInputs | None = None,
     ch = changelog(card, previous)
     harness = list(dict.fromkeys(c["harness_task"] for c in manifest["configs"].values() if c.get("harness_task")))
     kwargs = dict(
-        name=spec.name, pretty_name=spec.pretty_name, description=spec.description or "",
+        name=spec.name, pretty_name=spec.pretty_name,
+        # the registry's descriptions are this project's Markdown; a spec file's is text from a user
+        description=Markdown(spec.description) if spec.custom is None else spec.description or "",
         version=manifest["version"], tag=manifest.get("tag") or f"v{manifest['version']}",
         repo_id=manifest.get("repo_id") or f"tinyBenchmarks/{spec.name}",
         builder_version=manifest.get("builder_version", "?"),
@@ -365,7 +373,7 @@ def render_card(card: CardInputs, previous: CardInputs | None = None,
         n_kmeans_seeds=params.get("n_seeds") or 10,
         design=params.get("design", "kmeans"),
         configs=configs, estimators=estimators, inputs=manifest.get("inputs", {}), parameters=shown_params,
-        validation=validation, plot=plot, plot_note=plot_note or "",
+        validation=validation, plot=plot, plot_note=Markdown(plot_note or ""),
         harness_tasks=harness, changelog=changelog_markdown(ch),
         harness_files=list(manifest.get("harness_tasks") or []),
         harness_group=spec.name if len(harness) > 1 and manifest.get("harness_tasks") else "",
@@ -373,12 +381,12 @@ def render_card(card: CardInputs, previous: CardInputs | None = None,
         configs_absent=list(manifest.get("configs_absent") or []),
         content_missing=list(manifest.get("content_missing") or []),
         polo_bibtex=POLO2024_BIBTEX, source_citation=spec.source_citation.strip(), license=spec.license,
-        license_notes=getattr(spec, "license_notes", "") or "",
+        license_notes=Markdown(getattr(spec, "license_notes", "") or ""),  # the registry's own text
     )
     env = _environment(templates)
     name = f"{spec.name}.md" if (templates / f"{spec.name}.md").is_file() else DEFAULT_TEMPLATE
-    text = env.get_template(name).render(card_data=data.to_yaml(), **kwargs)
-    return DatasetCard(text)
+    rendered = env.get_template(name).render(card_data=Markdown(data.to_yaml()), **kwargs)  # YAML-escaped
+    return DatasetCard(rendered)
 
 
 def write_card_files(folder: str | os.PathLike, card: CardInputs, previous: CardInputs | None = None,

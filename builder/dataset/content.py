@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
@@ -25,11 +24,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from builder.progress import get_logger
 from builder.registry import BenchmarkSpec, ConfigSpec
 from builder.errors import BuildError
 from builder.layout import input_record
 from builder.read import ResponseMatrix, subscenario_of
 from builder.dataset.responses import ConfigItems
+
+log = get_logger(__name__)
 
 __all__ = [
     "INPUT_COLUMN", "IDS_ONLY", "ID_COLUMNS", "ContentTable", "parse_content_args", "content_value", "local_tiny_content", "config_splits",
@@ -294,8 +296,8 @@ def load_content(
             expected = getattr(c, "eval_size", None) if split == c.tiny_split else \
                 (getattr(c, "split_sizes", None) or {}).get(split)
             if expected and table.num_rows != expected:
-                print(f"note: {spec.name} config {c.name!r} split {split!r}: the content has {table.num_rows} rows, "
-                      f"the upstream split has {expected}", file=sys.stderr)
+                log.warning(f"note: {spec.name} config {c.name!r} split {split!r}: the content has "
+                            f"{table.num_rows} rows, the upstream split has {expected}")
     return out
 
 

@@ -42,7 +42,7 @@ continuation), TruthfulQA mc2, GSM8K generation with lm-eval's ``exact_match`` a
 ``[harness]`` table of its spec (:mod:`builder.registry.specs`).
 
 :func:`task_files` returns ``{relative path: text}``; the text is deterministic (keys in a fixed
-order, JSON-style values, which YAML reads as they are).
+order, written by PyYAML; lm-eval's ``!function`` tag for the functions of ``tiny_utils.py``).
 """
 
 from __future__ import annotations
@@ -76,13 +76,13 @@ def _fn(name: str) -> _Function:
 
 
 #: lm-eval's GSM8K scoring (tasks/gsm8k/gsm8k.yaml, tinyBenchmarks/tinyGSM8k.yaml)
-_GSM8K_MATCH = {"ignore_case": True, "ignore_punctuation": False,
-                "regexes_to_ignore": [",", "\\$", "(?s).*#### ", "\\.$"]}
 _GSM8K = {
     "output_type": "generate_until",
     "doc_to_text": "{{input_formatted}}",
     "doc_to_target": "{{answer}}",
     "generation_kwargs": {"until": ["Question:", "</s>", "<|im_end|>"], "do_sample": False, "temperature": 0.0},
+    "metric_list": [{"metric": "exact_match", **_MEAN, "ignore_case": True, "ignore_punctuation": False,
+                     "regexes_to_ignore": [",", "\\$", "(?s).*#### ", "\\.$"]}],
     "filter_list": [
         {"name": "strict-match", "filter": [{"function": "regex", "regex_pattern": "#### (\\-?[0-9\\.\\,]+)"},
                                             {"function": "take_first"}]},
@@ -91,23 +91,46 @@ _GSM8K = {
                                                 {"function": "take_first"}]},
     ],
 }
-#: the task settings of each registered renderer (everything but the dataset, the name and the metrics)
+_ACC = [{"metric": "acc", **_MEAN}, {"metric": "acc_norm", **_MEAN}]
+#: the task settings of each registered renderer (everything but the dataset and the name), with the
+#: scoring of lm-eval's own task (``process_results``, ``metric_list``): what ``tiny_utils._score``
+#: reproduces for each row (the written task file has ours instead, :func:`task_files`)
 _BY_RENDERER: dict[str, dict[str, Any]] = {
     "mmlu": {"output_type": "multiple_choice", "doc_to_text": "{{input_formatted}}",
-             "doc_to_choice": ["A", "B", "C", "D"], "doc_to_target": "answer"},
+             "doc_to_choice": ["A", "B", "C", "D"], "doc_to_target": "answer", "metric_list": _ACC},
     "arc": {"output_type": "multiple_choice", "doc_to_text": "{{input_formatted}}",
-            "doc_to_choice": "{{choices.text}}", "doc_to_target": "{{choices.label.index(answerKey)}}"},
+            "doc_to_choice": "{{choices.text}}", "doc_to_target": "{{choices.label.index(answerKey)}}",
+            "metric_list": _ACC},
     "hellaswag": {"output_type": "multiple_choice", "doc_to_text": "{{input_formatted}}",
-                  "doc_to_choice": _fn("hellaswag_choices"), "doc_to_target": "{{label}}"},
+                  "doc_to_choice": _fn("hellaswag_choices"), "doc_to_target": "{{label}}", "metric_list": _ACC},
     "winogrande": {"output_type": "multiple_choice", "doc_to_text": _fn("winogrande_gold"),
-                   "doc_to_choice": _fn("winogrande_choices"), "doc_to_target": _fn("winogrande_target")},
+                   "doc_to_choice": _fn("winogrande_choices"), "doc_to_target": _fn("winogrande_target"),
+                   "metric_list": _ACC},
     "truthfulqa": {"output_type": "multiple_choice", "doc_to_text": "{{input_formatted}}",
-                   "doc_to_choice": "{{mc2_targets.choices}}", "doc_to_target": 0},
+                   "doc_to_choice": "{{mc2_targets.choices}}", "doc_to_target": 0,
+                   "process_results": _fn("truthfulqa_mc2"), "metric_list": [{"metric": "acc", **_MEAN}]},
     "gsm8k": _GSM8K,
+    # the Open LLM Leaderboard v2 (builder.registry.prompts_v2; lm-eval's lm_eval/tasks/leaderboard)
+    "lb2_ifeval": {"output_type": "generate_until", "doc_to_text": "{{input_formatted}}", "doc_to_target": 0,
+                   "process_results": _fn("ifeval_results"),
+                   "generation_kwargs": {"until": [], "do_sample": False, "temperature": 0.0, "max_gen_toks": 1280},
+                   "metric_list": [{"metric": "prompt_level_strict_acc", **_MEAN}]},
+    "lb2_bbh": {"output_type": "multiple_choice", "doc_to_text": "{{input_formatted}}",
+                "doc_to_choice": _fn("bbh_choices"), "doc_to_target": "{{target}}", "metric_list": _ACC},
+    "lb2_math": {"output_type": "generate_until", "doc_to_text": "{{input_formatted}}", "doc_to_target": "{{answer}}",
+                 "process_results": _fn("math_results"),
+                 "generation_kwargs": {"until": ["Problem:"], "do_sample": False, "temperature": 0.0,
+                                       "max_gen_toks": 1024},
+                 "metric_list": [{"metric": "exact_match", **_MEAN}]},
+    "lb2_gpqa": {"output_type": "multiple_choice", "doc_to_text": "{{input_formatted}}",
+                 "doc_to_choice": ["(A)", "(B)", "(C)", "(D)"], "doc_to_target": "answer", "metric_list": _ACC},
+    "lb2_musr": {"output_type": "multiple_choice", "doc_to_text": "{{input_formatted}}",
+                 "doc_to_choice": "{{choices}}", "doc_to_target": "{{answer_choice}}", "metric_list": _ACC},
+    "lb2_mmlu_pro": {"output_type": "multiple_choice", "doc_to_text": "{{input_formatted}}",
+                     "doc_to_choice": _fn("mmlu_pro_choices"), "doc_to_target": "answer", "metric_list": _ACC},
 }
-#: how each renderer's rows are scored (``tiny_utils._score``)
-_SCORING = {"mmlu": "choice", "arc": "choice", "hellaswag": "choice", "winogrande": "choice", "truthfulqa": "mc2",
-            "gsm8k": "exact_match"}
+#: the functions of ``tiny_utils.py`` each v2 task names come from :data:`V2_UTILS_SOURCE`
+_V2_FUNCTIONS = ("bbh_choices", "mmlu_pro_choices", "ifeval_results", "math_results")
 
 #: ``lm_eval/tiny_utils.py`` (the part that does not depend on the dataset; the tasks' table follows)
 UTILS_SOURCE = '''\
@@ -252,8 +275,8 @@ def _exact_match(prediction, reference, regexes_to_ignore=(), ignore_case=False,
 def _score(cfg, doc, results):
     """The row's metric, computed as lm-eval's ConfigurableTask.process_results computes it."""
     scoring, metric = cfg["scoring"], cfg["metric"]
-    if scoring == "mc2":
-        return truthfulqa_mc2(doc, results)["acc"]
+    if scoring == "function":  # the task's own process_results (TruthfulQA mc2, IFEval, MATH)
+        return float(globals()[cfg["function"]](doc, results)[metric])
     if scoring == "loglikelihood":
         return float(bool(results[0][1]))
     if scoring == "exact_match":
@@ -374,17 +397,59 @@ def agg_ci_high(items):
     return _estimate(*_answers(items))[2]
 '''
 
+def _v2_utils_source() -> str:
+    from builder.registry import bbh_choices, bbh_subtasks
+
+    choices = json.dumps({sub: bbh_choices(sub) for sub in bbh_subtasks()}, ensure_ascii=False, indent=1)
+    return """
+
+# ---- the Open LLM Leaderboard v2 tasks (lm-eval's lm_eval/tasks/leaderboard)
+#: each BBH subtask's continuations (its task's doc_to_choice); a row's subtask is its subscenario
+_BBH_CHOICES = """ + choices + '''
+
+
+def bbh_choices(doc):
+    """The continuations of the row's BBH subtask."""
+    return _BBH_CHOICES[doc["subscenario"]]
+
+
+def mmlu_pro_choices(doc):
+    """One letter per option (the leaderboard task's utils.doc_to_choice)."""
+    return [chr(ord("A") + i) for i in range(len(doc["options"]))]
+
+
+def ifeval_results(doc, results):
+    """Prompt-level strict accuracy, by lm-eval's own IFEval checks (pip install "lm-eval[ifeval]")."""
+    from lm_eval.tasks.leaderboard.ifeval import utils as ifeval
+
+    return {"prompt_level_strict_acc": ifeval.process_results(doc, results)["prompt_level_strict_acc"]}
+
+
+def math_results(doc, results):
+    """Exact match as the leaderboard scored MATH-hard: lm-eval's original answer check
+    (process_result_v1; its exact_match_original) (pip install "lm-eval[math]")."""
+    from lm_eval.tasks.leaderboard.math import utils as math_hard
+
+    original = getattr(math_hard, "process_result_v1", None)
+    if original is not None:
+        return {"exact_match": int(original(doc, results[0]))}
+    return {"exact_match": int(math_hard.process_results(doc, results)["exact_match"])}
+'''
+
+
 _ORDER = ("task", "dataset_path", "dataset_name", "dataset_kwargs", "test_split", "output_type", "num_fewshot",
           "doc_to_text", "doc_to_choice", "doc_to_target", "process_results", "generation_kwargs", "metric_list",
           "filter_list", "metadata")
 
 
 def task_name(config: ConfigSpec) -> str | None:
-    """The name of the task file of a config: a custom benchmark's own (its spec's ``[harness] task``), a
-    registered benchmark's lm-eval task name with :data:`TASK_SUFFIX` (lm-eval has tasks of those names)."""
+    """The name of the task file of a config: its ``harness_task``, with :data:`TASK_SUFFIX` when that is
+    one of lm-eval's own tiny tasks (tinyMMLU -> tinyMMLU_tb: a registered benchmark whose lm-eval task
+    has that name; a custom benchmark's is refused earlier, :mod:`builder.registry.specs`)."""
     if not config.harness_task:
         return None
-    return config.harness_task if config.harness_config else config.harness_task + TASK_SUFFIX
+    clash = not config.harness_config and config.harness_task in LM_EVAL_TINY_TASKS
+    return config.harness_task + TASK_SUFFIX if clash else config.harness_task
 
 
 def check_task_names(names: Sequence[str], *, installed: bool = True) -> None:
@@ -439,6 +504,7 @@ def task_settings(config: ConfigSpec) -> dict[str, Any] | None:
         if h["output_type"] == "generate_until":
             out["generation_kwargs"] = {"until": list(h.get("until") or ["\n\n"]), "do_sample": False,
                                         "temperature": 0.0}
+        out["metric_list"] = [{"metric": config.harness_metric, **_MEAN}]
         return out
     settings = _BY_RENDERER.get(config.renderer or "")
     return None if settings is None else dict(settings)
@@ -457,16 +523,21 @@ def _spec_of(value: Any) -> list:
 
 
 def _scoring(config: ConfigSpec, settings: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``TASKS`` entry's scoring part: how the row's metric is computed."""
+    """The ``TASKS`` entry's scoring part: how lm-eval's own task would score a row (its
+    ``process_results`` function, or its default for the output type and ``metric_list``), and
+    which of its metrics is the row's value (the config's ``harness_metric``)."""
     out: dict[str, Any] = {"metric": config.harness_metric}
-    if config.harness_config:
-        kind = settings["output_type"]
-        out["scoring"] = {"multiple_choice": "choice", "generate_until": "exact_match",
-                          "loglikelihood": "loglikelihood"}[kind]
-    else:
-        out["scoring"] = _SCORING[config.renderer]
-        if config.renderer == "gsm8k":
-            out["match"] = dict(_GSM8K_MATCH)
+    kind = settings["output_type"]
+    if isinstance(settings.get("process_results"), _Function):
+        out["scoring"] = "function"
+        out["function"] = settings["process_results"].split(".", 1)[1]
+        return out
+    out["scoring"] = {"multiple_choice": "choice", "generate_until": "exact_match", "loglikelihood": "loglikelihood"}[kind]
+    if out["scoring"] == "exact_match":
+        metric = next((m for m in settings.get("metric_list", []) if m["metric"] == "exact_match"), {})
+        match = {k: metric[k] for k in ("regexes_to_ignore", "ignore_case", "ignore_punctuation") if k in metric}
+        if match:
+            out["match"] = match
     if out["scoring"] in ("choice", "exact_match"):
         out["target"] = _spec_of(settings["doc_to_target"])
     if out["scoring"] == "choice":
@@ -476,24 +547,27 @@ def _scoring(config: ConfigSpec, settings: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _value(v: Any) -> str:
-    if isinstance(v, _Function):
-        return str(v)
-    if isinstance(v, dict) and any(isinstance(x, _Function) for x in v.values()):  # a flow mapping with tags
-        return "{" + ", ".join(f"{json.dumps(k)}: {_value(x)}" for k, x in v.items()) + "}"
-    return json.dumps(v, ensure_ascii=False)
+def _dumper() -> type:
+    """PyYAML's safe dumper that writes a :class:`_Function` as lm-eval's ``!function`` tag."""
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    def function(dumper: yaml.SafeDumper, value: _Function) -> yaml.Node:
+        return dumper.represent_scalar("!function", str(value).removeprefix("!function "))
+
+    Dumper.add_representer(_Function, function)
+    return Dumper
 
 
-def _yaml(fields: Mapping[str, Any]) -> str:
-    lines = []
-    for key in [k for k in _ORDER if k in fields] + [k for k in fields if k not in _ORDER]:
-        value = fields[key]
-        if isinstance(value, list) and value and all(isinstance(x, dict) for x in value):
-            lines.append(f"{key}:")
-            lines += [f"  - {_value(x)}" for x in value]
-        else:
-            lines.append(f"{key}: {_value(value)}")
-    return "\n".join(lines) + "\n"
+def _yaml(fields: Mapping[str, Any], order: Sequence[str] = _ORDER) -> str:
+    """The task as YAML (PyYAML): keys in ``order``, then the others; no line wrapping."""
+    import yaml
+
+    ordered = {k: fields[k] for k in [k for k in order if k in fields] + [k for k in fields if k not in order]}
+    return yaml.dump(ordered, Dumper=_dumper(), sort_keys=False, allow_unicode=True, width=1 << 16,
+                     default_flow_style=False)
 
 
 def _metric_list() -> list[dict[str, Any]]:
@@ -519,7 +593,7 @@ def task_files(spec: BenchmarkSpec, configs: Mapping[str, Mapping[str, Any]], re
     Empty when no config has a harness task (tinyAlpacaEval, tinyHELM).
     """
     out: dict[str, str] = {}
-    tasks, table = [], {}
+    tasks, table, named = [], {}, set()
     for c in spec.configs:
         if c.name not in configs:
             continue
@@ -527,10 +601,12 @@ def task_files(spec: BenchmarkSpec, configs: Mapping[str, Mapping[str, Any]], re
         if settings is None:
             continue
         name = task_name(c)
+        named |= {str(v).split(".", 1)[1] for v in settings.values() if isinstance(v, _Function)}
         fields = {"task": name, "dataset_path": repo_id, "dataset_name": c.name,
                   "dataset_kwargs": {"revision": tag}, "test_split": configs[c.name]["tiny_split"],
-                  "num_fewshot": 0, **settings, "process_results": _fn(f"process_results_{_identifier(name)}"),
-                  "metric_list": _metric_list(),
+                  "num_fewshot": 0, **settings,
+                  # our scoring: lm-eval's, tagged with the row's anchor id; the estimate as the aggregation
+                  "process_results": _fn(f"process_results_{_identifier(name)}"), "metric_list": _metric_list(),
                   "metadata": {"version": 2.0, "dataset_version": version,
                                "source": "written by tinybench-builder: score = the full-score estimate of the "
                                          "release's estimator, anchor_mean = the plain mean of the rows"}}
@@ -541,12 +617,14 @@ def task_files(spec: BenchmarkSpec, configs: Mapping[str, Mapping[str, Any]], re
                        "scenario": configs[c.name].get("scenario", c.scenario), **_scoring(c, settings),
                        "key": key, "ids": dict(zip(keys, anchors))}
     if len(tasks) > 1:  # a bundle: the group of its tasks
-        out[f"{HARNESS_DIR}/{spec.name}.yaml"] = (f"group: {_value(spec.name)}\ntask:\n"
-                                                  + "".join(f"  - {_value(t)}\n" for t in tasks)
-                                                  + f"metadata: {_value({'version': 2.0, 'dataset_version': version})}\n")
+        out[f"{HARNESS_DIR}/{spec.name}.yaml"] = _yaml({"group": spec.name, "task": tasks,
+                                                        "metadata": {"version": 2.0, "dataset_version": version}},
+                                                       order=())
     if tasks:
+        v2 = bool(named & set(_V2_FUNCTIONS))
         out[f"{HARNESS_DIR}/{UTILS_MODULE}.py"] = (
-            UTILS_SOURCE + "\n\n# ----------------------------------------------------------------- this release\n"
+            UTILS_SOURCE + (_v2_utils_source() if v2 else "")
+            + "\n\n# ----------------------------------------------------------------- this release\n"
             f"REPO_ID = {json.dumps(repo_id)}\nREVISION = {json.dumps(tag)}\n"
             "#: per task: the estimator (subfolder of the release) and scenario, how a row is scored, and the\n"
             "#: row -> anchor id table (sha256 of the row's `key` column, first 16 hex digits)\n"

@@ -8,36 +8,78 @@
 
 from __future__ import annotations
 
-import re
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
+from builder import params
 from builder.errors import BuildError
 from builder.model import FitOptions
+from builder.params import ITEM_ORDERS
 
-__all__ = ["BuildOptions", "ITEM_ORDERS", "check_repo_id"]
+__all__ = ["BuildOptions", "ITEM_ORDERS", "check_repo_id", "hub_id_problem", "own_namespace", "LOCAL_NAMESPACE"]
 
-#: how response item ids index the content rows (:func:`builder.dataset.content.remap_item_order`)
-ITEM_ORDERS = ("upstream", "harness_v1")
-_VERSION_RE = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]*")
+#: the namespace of a build that names no repository and has no Hub login: a local build, not
+#: published (``release --push`` refuses it); never another organisation's namespace
+LOCAL_NAMESPACE = "local"
 
 
-def check_repo_id(repo_id: Any, what: str = "repo_id") -> str:
-    """``repo_id`` if the Hub accepts it as a dataset repository ``owner/name``, else BuildError.
+def own_namespace() -> str | None:
+    """The Hub namespace of the configured token (``whoami``), or None: no token, ``HF_HUB_OFFLINE``,
+    or the Hub does not answer. Never a default organisation: a repository id is given, or yours."""
+    import os
 
-    Checked with huggingface_hub's own validator (``validate_repo_id``: characters, length, no
-    ``--`` or ``..``, no trailing ``.git``...), plus the owner part a dataset repository needs.
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
+        return None
+    from huggingface_hub import constants, get_token
+
+    token = get_token()
+    return _whoami_name(token, constants.ENDPOINT) if token else None
+
+
+@functools.lru_cache(maxsize=8)
+def _whoami_name(token: str, endpoint: str) -> str | None:
+    """One ``whoami`` per token and endpoint (a build asks for the namespace more than once)."""
+    try:
+        from huggingface_hub import whoami
+
+        name = whoami(token=token).get("name")
+    except Exception:  # noqa: BLE001 - no answer, a bad token: no namespace of yours known
+        return None
+    return name if isinstance(name, str) and name else None
+
+
+
+def hub_id_problem(value: Any, what: str, slashes: tuple[int, ...] = (1,)) -> str | None:
+    """What the Hub refuses in ``value`` as a repository id (``slashes=(1,)``: ``owner/name``), a
+    user or organisation name (``(0,)``) or either (``(0, 1)``), or None.
+
+    huggingface_hub's own validator (``validate_repo_id``: characters, length, no ``--`` or
+    ``..``, no trailing ``.git``...) decides, plus a whole-string rule (its pattern lets a
+    trailing newline through) and the number of ``/``: the project keeps no regex of its own.
     """
     from huggingface_hub.utils import HFValidationError, validate_repo_id
 
-    if not isinstance(repo_id, str):
-        raise BuildError(f"{what} must be text like owner/name, got {type(repo_id).__name__}")
+    if not isinstance(value, str):
+        return f"{what} must be text like owner/name, got {type(value).__name__}"
     try:
-        validate_repo_id(repo_id)
+        validate_repo_id(value)
     except HFValidationError as exc:
-        raise BuildError(f"{what} {repo_id!r} is not a valid Hub repository id: {str(exc).split(': ')[0]}") from None
-    if repo_id.count("/") != 1:
-        raise BuildError(f"{what} {repo_id!r} must be owner/name")
+        return f"{what} {value!r} is not a valid Hub repository id: {str(exc).split(': ')[0]}"
+    if value != value.strip() or any(not ch.isprintable() for ch in value):
+        return f"{what} {value!r} is not a valid Hub repository id: spaces or control characters"
+    if value.count("/") not in slashes:
+        return f"{what} {value!r} must be " + ("owner/name" if slashes == (1,) else "a Hub user or organization name"
+                                               if slashes == (0,) else "name or owner/name")
+    return None
+
+
+def check_repo_id(repo_id: Any, what: str = "repo_id") -> str:
+    """``repo_id`` if the Hub accepts it as a dataset repository ``owner/name``, else BuildError
+    (:func:`hub_id_problem`)."""
+    problem = hub_id_problem(repo_id, what)
+    if problem:
+        raise BuildError(problem)
     return repo_id
 
 
@@ -52,10 +94,12 @@ class BuildOptions:
     seed : int
         Seed of the fit; the same inputs and seed give a byte-identical folder.
     version : str
-        Dataset version written to the manifest and the card.
+        Dataset version written to the manifest and the card: ``MAJOR.MINOR.PATCH``
+        (:func:`builder.params.check_version`; a leading ``v`` is dropped).
     repo_id, tag : str, optional
-        Hub repository and release tag shown in the card's usage (default
-        ``tinyBenchmarks/<name>`` and ``v<version>``).
+        Hub repository and release tag shown in the card's usage and the lm-eval task files
+        (default: ``<your namespace>/<name>``, the namespace of the configured Hub token, or
+        ``local/<name>`` without one: :meth:`repo_id_for`; and ``v<version>``).
     item_order : {"upstream", "harness_v1"}
         How the response item ids index the content: upstream row ids, or row positions in
         the v0.3 harness evaluation order (Open LLM Leaderboard v1 details).
@@ -72,31 +116,28 @@ class BuildOptions:
     fit: FitOptions = field(default_factory=FitOptions)
 
     def __post_init__(self) -> None:
-        if not _VERSION_RE.fullmatch(str(self.version)):
-            raise BuildError(f"version must look like 1.2.0, got {self.version!r}")
-        if self.anchors is not None and int(self.anchors) < 1:
-            raise BuildError(f"anchors must be positive, got {int(self.anchors)}")
-        if self.item_order not in ITEM_ORDERS:
-            raise BuildError(f"item_order must be one of {ITEM_ORDERS}, got {self.item_order!r}")
+        # the shared parameters, by their one rule (builder/params.py)
+        object.__setattr__(self, "version", params.check_version(self.version, error=BuildError))
+        params.ANCHORS.optional(self.anchors, error=BuildError)
+        params.ITEM_ORDER.check(self.item_order, error=BuildError)
+        params.SEED.check(self.seed, error=BuildError)
         if not isinstance(self.fit, FitOptions):
             raise BuildError(f"fit must be a FitOptions (builder.model.options), got {type(self.fit).__name__}")
         if self.repo_id is not None:
             check_repo_id(self.repo_id, "repo_id")
-        if self.tag is not None and not _VERSION_RE.fullmatch(str(self.tag)):
+        if self.tag is not None and not (isinstance(self.tag, str) and self.tag.startswith("v")
+                                         and params.check_version(self.tag, error=BuildError) == self.tag[1:]):
             raise BuildError(f"tag must look like v1.2.0, got {self.tag!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed < 2**32:
-            raise BuildError(f"seed must be an integer from 0 to 2**32 - 1, got {self.seed!r}")
 
     def anchors_for(self, default: int) -> int:
         """Anchors per config: the option, else ``default`` (the benchmark's)."""
-        k = int(self.anchors if self.anchors is not None else default)
-        if k < 1:
-            raise BuildError(f"anchors must be positive, got {k}")
-        return k
+        return params.ANCHORS.check(self.anchors if self.anchors is not None else default, error=BuildError)
 
     def repo_id_for(self, name: str) -> str:
-        """The Hub repository shown in the card: ``repo_id``, else ``tinyBenchmarks/<name>``, checked."""
-        return check_repo_id(self.repo_id or f"tinyBenchmarks/{name}", "the repository id")
+        """The Hub repository shown in the card: ``repo_id``, else ``<namespace>/<name>`` with the
+        namespace of the configured Hub token (:func:`own_namespace`), else :data:`LOCAL_NAMESPACE`
+        (a local build, to publish with ``release``); checked. Never another organisation's."""
+        return check_repo_id(self.repo_id or f"{own_namespace() or LOCAL_NAMESPACE}/{name}", "the repository id")
 
     def tag_for(self) -> str:
         return self.tag or f"v{self.version}"

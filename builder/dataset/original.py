@@ -45,10 +45,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, cast
 
 import numpy as np
 
+from builder.errors import OriginalFormatError
 from builder.registry import get_by_original
 from builder.estimator import TinyEstimator
 from builder.layout import (FIT_FORMAT, MANIFEST_SCHEMA_VERSION, check_replaceable, copy_estimator_code, file_sha256, staging,
@@ -67,17 +68,13 @@ REFERENCE_Y = [1 if i % 3 == 0 else 0 for i in range(100)]
 REFERENCE_MMLU = {"irt": 0.3231872855436154, "pirt": 0.3388445659317948, "gpirt": 0.3371074242933746}
 
 
-class OriginalFormatError(ValueError):
-    """A pickle that is not the original package's ``tinyBenchmarks.pkl`` layout."""
-
-
 def read_original(path: str | os.PathLike) -> dict:
     """The pickle's content, read with the restricted unpickler (no code runs)."""
     from builder.read import SourceError
     from builder.read import safe_load
 
     try:
-        data = safe_load(path)
+        data = safe_load(Path(path))
     except SourceError as exc:
         raise OriginalFormatError(str(exc)) from None
     if not isinstance(data, dict) or not any(b in data for b in ORIGINAL_BENCHES):
@@ -171,7 +168,8 @@ def original_estimator(data: Mapping, bench: str, source: str = "tinyBenchmarks.
     scen_index = np.array([scen_of[p] for p in item_pos])
     return TinyEstimator(
         item_ids=[names[p] for p in item_pos], anchor_positions=[index[p] for p in seen],
-        anchor_weights=np.concatenate(weights), A=A[0].T[item_pos], b=B[0, 0][item_pos],
+        anchor_weights=np.concatenate(weights),  # type: ignore[arg-type]  # any array-like
+        A=A[0].T[item_pos], b=B[0, 0][item_pos],
         balance=balance[item_pos], scenario_index=scen_index, scenario_names=[ours[s] for s in keys],
         strata=scen_index, prior_mean=np.zeros(A.shape[1]), prior_cov=np.eye(A.shape[1]),
         params={ours[s]: {"method": "gpirt", "lambda": float(e["optimal_lambdas"][s])} for s in keys},
@@ -204,7 +202,7 @@ def import_original(path: str | os.PathLike, bench: str, out: str | os.PathLike)
 def check_reference(est: TinyEstimator) -> list[str]:
     """Lines comparing ``est`` (imported ``mmlu``) with the original's published numbers for
     :data:`REFERENCE_Y`; the last line says whether all three agree (to 1e-12)."""
-    got = est.estimate(REFERENCE_Y)
+    got = cast(dict, est.estimate(REFERENCE_Y))  # one row: one result
     lines = [f"{k:6s} original {want:.16g}  imported {got[k]:.16g}" for k, want in REFERENCE_MMLU.items()]
     same = all(abs(got[k] - want) <= 1e-12 for k, want in REFERENCE_MMLU.items())
     return lines + ["the published reference is reproduced" if same else "the published reference is NOT reproduced"]

@@ -9,7 +9,7 @@ shows. :func:`builder.dataset.build.write_folder` writes it; nothing here touche
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import pyarrow as pa
 
@@ -37,7 +37,7 @@ class BuildInputs:
     records: list[dict]
     assigned: dict[str, ConfigItems]
     contents: dict[tuple[str, str], ContentTable]
-    spec: BenchmarkSpec | None = None
+    spec: BenchmarkSpec
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,7 @@ def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[Estimat
                 "renderer": c.renderer,
                 "source_task": c.source_task, "metric": c.metric,
             }
-    manifest = {
+    manifest: dict[str, Any] = {
         "format": DATASET_FORMAT,
         "schema_version": MANIFEST_SCHEMA_VERSION,
         "name": spec.name,
@@ -221,7 +221,7 @@ def split_table(config: ConfigSpec, split: str, ct: ContentTable, rows: Sequence
 def _class_label_array(arr: pa.Array, names: list[str], where: str) -> pa.Array:
     """Integer class indices from ints (checked) or label strings (``"A"`` -> 0)."""
     values = arr.to_pylist()
-    out = []
+    out: list[int | None] = []
     for v in values:
         if v is None:
             out.append(None)

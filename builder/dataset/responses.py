@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -18,10 +17,13 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from builder.progress import get_logger
 from builder.registry import BenchmarkSpec, ConfigSpec
 from builder.errors import BuildError
 from builder.layout import input_record, matrix_record
-from builder.read import ResponseMatrix
+from builder.read import CompactScores, ResponseMatrix, row_chunks
+
+log = get_logger(__name__)
 
 __all__ = ["read_responses", "ConfigItems", "assign_items", "present_configs"]
 
@@ -61,7 +63,7 @@ def read_responses(spec: BenchmarkSpec, responses: Any,
         m = ingest(paths, task=c.source_task or None)
         info = pd.DataFrame({"scenario": c.scenario, "subscenario": list(m.subscenarios())},
                             index=[f"{c.scenario}.{i}" for i in m.items])
-        parts.append(ResponseMatrix(m.scores, m.models, list(info.index), info))
+        parts.append(ResponseMatrix(m.storage, m.models, list(info.index), info))
     return _merge(parts), records
 
 
@@ -105,21 +107,30 @@ def _read_by_config(spec: BenchmarkSpec, responses: Mapping[str, Any]) -> tuple[
         if m.item_info is not None:  # the item text a reader gave (HELM instances...)
             extra = m.item_info.drop(columns=[k for k in ("scenario", "subscenario") if k in m.item_info])
             info = pd.concat([info, extra.set_axis(info.index)], axis=1)
-        parts.append(ResponseMatrix(m.scores, m.models, list(info.index), info))
+        parts.append(ResponseMatrix(m.storage, m.models, list(info.index), info))
     return _merge(parts), records
 
 
 def _merge(parts: Sequence[ResponseMatrix]) -> ResponseMatrix:
+    """The configs' matrices side by side (models in order of first appearance; a model a
+    config lacks is not evaluated there), in compact storage: 0/1 scores as bytes."""
     models = list(dict.fromkeys(m for p in parts for m in p.models))
     row = {m: i for i, m in enumerate(models)}
     items = [i for p in parts for i in p.items]
-    Y = np.full((len(models), len(items)), np.nan)
+    binary = all(p.compact.binary for p in parts)
+    values = np.zeros((len(models), len(items)), dtype=np.uint8 if binary else np.float64)
+    mask = np.zeros(values.shape, dtype=bool)
     col = 0
     for p in parts:
-        Y[np.array([row[m] for m in p.models])[:, None], np.arange(col, col + len(p.items))[None, :]] = p.scores
+        rows = np.array([row[m] for m in p.models], dtype=np.int64)
+        cols = slice(col, col + len(p.items))
+        for sl in row_chunks(len(rows), len(p.items)):
+            v, m = p.compact.block(sl, dtype=values.dtype)
+            values[rows[sl], cols] = v
+            mask[rows[sl], cols] = True if m is None else m
         col += len(p.items)
     info = pd.concat([p.item_info for p in parts])
-    return ResponseMatrix(Y, models, items, info)
+    return ResponseMatrix(CompactScores(values, None if mask.all() else mask), models, items, info)
 
 
 @dataclass
@@ -149,14 +160,14 @@ def assign_items(spec: BenchmarkSpec, matrix: ResponseMatrix) -> dict[str, Confi
     scen = None
     if matrix.item_info is not None and "scenario" in matrix.item_info:
         scen = matrix.item_info["scenario"].astype(str).to_numpy()
-    names = {}
+    names: dict[str, ConfigSpec] = {}
     for c in spec.configs:
         for key in (c.scenario, c.source_task, c.name):
             if key:
                 names.setdefault(key, c)
-    dropped = []
+    dropped: list[str] = []
     for j, item in enumerate(matrix.items):
-        c = names.get(str(scen[j])) if scen is not None else None
+        c = names.get(str(scen[j])) if scen is not None else None  # type: ignore[assignment]  # None: no config
         cid = item
         if c is not None:
             for key in (c.scenario, c.source_task, c.name):
@@ -174,8 +185,8 @@ def assign_items(spec: BenchmarkSpec, matrix: ResponseMatrix) -> dict[str, Confi
         out[c.name].columns.append(j)
         out[c.name].content_ids.append(cid)
     if dropped:
-        print(f"note: {len(dropped)} response item(s) belong to no config of {spec.name} and are ignored "
-              f"(e.g. {dropped[0]!r})", file=sys.stderr)
+        log.warning(f"note: {len(dropped)} response item(s) belong to no config of {spec.name} and are ignored "
+                    f"(e.g. {dropped[0]!r})")
     empty = [n for n, ci in out.items() if not ci.columns]
     if empty and (not spec.joint or len(empty) == len(out)):
         raise BuildError(
@@ -194,6 +205,6 @@ def present_configs(spec: BenchmarkSpec, assigned: Mapping[str, ConfigItems]) ->
     if len(present) == len(spec.configs):
         return spec
     absent = [c.name for c in spec.configs if not assigned[c.name].columns]
-    print(f"note: {spec.name}: no responses for config(s) {', '.join(absent)}; the bundle is built from "
-          f"{', '.join(c.name for c in present)} (the card says so)", file=sys.stderr)
+    log.info(f"note: {spec.name}: no responses for config(s) {', '.join(absent)}; the bundle is built from "
+             f"{', '.join(c.name for c in present)} (the card says so)")
     return dataclasses.replace(spec, configs=present)

@@ -133,10 +133,10 @@ def match_rows(docs: dict[int, Any], rows: list[dict] | None, where: str) -> tup
     out: dict[int, int] = {}
     n = None if rows is None else len(rows)
     cols = _text_columns(rows) if rows else []
-    index = {c: defaultdict(set) for c in cols}
-    for r, row in enumerate(rows or []):
+    index: dict[str, defaultdict[Any, set[int]]] = {c: defaultdict(set) for c in cols}
+    for r, row_data in enumerate(rows or []):
         for c in cols:
-            index[c][row[c]].add(r)
+            index[c][row_data[c]].add(r)
     distinct = {c for c in cols if len(index[c]) == len(rows or [])}
     moved = 0
     for doc_id, doc in sorted(docs.items()):
@@ -167,19 +167,19 @@ def match_rows(docs: dict[int, Any], rows: list[dict] | None, where: str) -> tup
         if len(cand) > 1:
             if doc_id not in cand:
                 raise SourceError(f"{where}: the document of doc_id {doc_id} matches {len(cand)} rows")
-            row = doc_id
+            target = doc_id
         else:
-            row = next(iter(cand))
-        if row != doc_id:
+            target = next(iter(cand))
+        if target != doc_id:
             moved += 1
-        out[doc_id] = row
+        out[doc_id] = target
     if moved:
         notes.append(f"{where}: {moved} record(s) matched by content to a row other than their doc_id")
     seen: dict[int, int] = {}
-    for doc_id, row in out.items():
-        if row in seen:
-            raise SourceError(f"{where}: doc_ids {seen[row]} and {doc_id} are the same row {row} of the tiny split")
-        seen[row] = doc_id
+    for doc_id, target in out.items():
+        if target in seen:
+            raise SourceError(f"{where}: doc_ids {seen[target]} and {doc_id} are the same row {target} of the tiny split")
+        seen[target] = doc_id
     return out, notes
 
 
@@ -258,6 +258,8 @@ def read_log_scores(folder: str | os.PathLike, logs: str | os.PathLike, task: st
         names_seen[model] = 1
         rows = {key: np.full(len(est.anchor_ids), np.nan) for key, est in estimators.items()}
         for t in targets:
+            if t.task is None:  # a config without an lm-eval task: no logs to read
+                continue
             runs = sorted((ts, path, name) for name in (t.task, *t.aliases) for ts, path in dirs[d].get(name, []))
             if not runs:
                 continue
@@ -271,12 +273,13 @@ def read_log_scores(folder: str | os.PathLike, logs: str | os.PathLike, task: st
             mapping, mnotes = match_rows(_docs(path), t.rows, where)
             notes.extend(mnotes)
             n_rows = len(t.anchor_index)
-            for doc_id, score in zip(block.index.tolist(), block.scores.tolist()):
+            doc_ids = block.index if block.index is not None else np.arange(len(block.scores))
+            for doc_id, score in zip(doc_ids.tolist(), block.scores.tolist()):
                 r = mapping.get(int(doc_id), int(doc_id))
                 if not 0 <= r < n_rows:
                     raise SourceError(f"{where}: doc_id {doc_id} is not a row of the tiny split ({n_rows} rows)")
                 rows[t.estimator_key][t.anchor_index[r]] = score
-            answered = len(block.index)
+            answered = len(doc_ids)
             if answered < n_rows:
                 notes.append(f"{model}: {t.task}: {answered} of {n_rows} rows answered")
         models.append(model)
@@ -297,11 +300,11 @@ def _read_full_task_logs(est: TinyEstimator, logs: Path, task: str | None, metri
     from builder.read import ingest
 
     if task is None:
-        present = {split_samples_name(f.name)[0] for f in walk_files(logs) if split_samples_name(f.name)}
-        if len(present) != 1:
-            raise ValueError(f"{logs}: {'no' if not present else 'several'} lm-eval samples tasks found "
-                             f"({', '.join(sorted(present)) or 'none'}); name one with --task")
-        task = present.pop()
+        tasks = {got[0] for f in walk_files(logs) if (got := split_samples_name(f.name)) is not None}
+        if len(tasks) != 1:
+            raise ValueError(f"{logs}: {'no' if not tasks else 'several'} lm-eval samples tasks found "
+                             f"({', '.join(sorted(tasks)) or 'none'}); name one with --task")
+        task = tasks.pop()
     m = ingest([logs], task=task, metric=metric, filter=filter, format="lm_eval")
     pos = {item: j for j, item in enumerate(m.items)}
     present = [a for a in est.anchor_ids if a in pos]

@@ -11,6 +11,7 @@ import pandas as pd
 
 from builder.estimator import TinyEstimator
 from builder.files import atomic_output, is_within, same_file
+from builder.model import keep_freed_blocks
 from builder.read import ResponseMatrix
 
 COLUMNS = ["model", "score", "ci_low", "ci_high", "irt", "pirt", "gpirt", "n_answered"]
@@ -48,7 +49,7 @@ def estimate_table(folder: str | os.PathLike, scores_path: str | os.PathLike) ->
     empty = np.isnan(Y).all(axis=1)
     if empty.any():
         raise ValueError(f"{scores_path}: model {matrix.models[int(np.flatnonzero(empty)[0])]!r} has no anchor result")
-    with one_blas_thread():
+    with one_blas_thread(), keep_freed_blocks():  # estimates come in blocks of models (bounded memory)
         results = est.estimate(Y)
     rows = []
     for model, r in zip(matrix.models, results):

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from builder.params import ANCHORS
+
 
 @dataclass
 class AnchorSet:
@@ -77,8 +79,7 @@ def balance_weights(scenarios: np.ndarray, subscenarios: np.ndarray | None = Non
 
 
 def _check_k(k: int, n_items: int, n_scenarios: int = 1) -> int:
-    if int(k) != k or k < 1:
-        raise ValueError(f"the number of anchors must be a positive integer, got {k!r}")
+    k = ANCHORS.check(k, "the number of anchors")
     if k > n_items:
         raise ValueError(f"cannot pick {k} anchors from {n_items} items")
     if k < n_scenarios:
@@ -131,7 +132,8 @@ def cluster_anchors(
         raise ValueError(f"balance must have shape ({N},), got {balance.shape}")
     scenarios = np.asarray(scenarios if scenarios is not None else ["all"] * N, dtype=object)
     budget = _scenario_budget(_check_k(k, N, len(set(scenarios))), scenarios)
-    positions, weights = [], []
+    positions: list[int] = []
+    weights: list[float] = []
     labels = np.empty(N, dtype=np.int64)
     for s in dict.fromkeys(scenarios.astype(str)):
         idx = np.flatnonzero(scenarios.astype(str) == s)
@@ -176,7 +178,9 @@ def random_anchors(
     scenario's first anchor; they only matter for error bars).
     """
     balance, scenarios, budget, rng = _sampling_setup(k, balance, scenarios, seed)
-    positions, weights, labels = [], [], np.empty(balance.shape[0], dtype=np.int64)
+    positions: list[int] = []
+    weights: list[float] = []
+    labels = np.empty(balance.shape[0], dtype=np.int64)
     for s in dict.fromkeys(scenarios):
         idx = np.flatnonzero(scenarios == s)
         pick = np.sort(rng.choice(idx, budget[s], replace=False))
@@ -225,7 +229,9 @@ def stratified_anchors(
         raise ValueError(f"per_stratum must be a positive integer, got {per_stratum!r}")
     N = balance.shape[0]
     labels = np.empty(N, dtype=np.int64)
-    positions, weights, strata = [], [], []
+    positions: list[int] = []
+    weights: list[float] = []
+    strata: list[int] = []
     for s in dict.fromkeys(scen):
         # one generator per scenario, seeded by the scenario's name: the draw of a scenario
         # does not depend on which other scenarios the matrix holds or their order
@@ -258,10 +264,10 @@ def stratified_anchors(
             positions.extend(pick.tolist())
             weights.extend((mass[h] / total * share).tolist())
             strata.extend([h + offset] * pick.size)
-    positions, weights, strata = np.array(positions), np.array(weights), np.array(strata)
+    pos, wts, strat = np.array(positions), np.array(weights), np.array(strata)
     # anchors in item order within each scenario (the tiny dataset's rows); strata go along
-    out_order = np.lexsort((positions, [list(dict.fromkeys(scen)).index(scen[p]) for p in positions]))
-    return AnchorSet(positions[out_order], weights[out_order], labels, "stratified", seed, strata[out_order])
+    out_order = np.lexsort((pos, np.array([list(dict.fromkeys(scen)).index(scen[p]) for p in pos])))
+    return AnchorSet(pos[out_order], wts[out_order], labels, "stratified", seed, strat[out_order])
 
 
 def _equal_mass_cut(mass: np.ndarray, n_strata: int) -> np.ndarray:

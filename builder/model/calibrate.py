@@ -27,7 +27,7 @@ def choose_lambda(irt: np.ndarray, pirt: np.ndarray, truth: np.ndarray, grid: np
     ok = ~(np.isnan(irt) | np.isnan(pirt) | np.isnan(truth))
     if not ok.any():
         raise ValueError("no validation model with both estimates and a true score")
-    errs = [np.abs(l * irt[ok] + (1 - l) * pirt[ok] - truth[ok]).mean() for l in grid]
+    errs = [np.abs(lam * irt[ok] + (1 - lam) * pirt[ok] - truth[ok]).mean() for lam in grid]
     return float(grid[int(np.argmin(errs))])
 
 

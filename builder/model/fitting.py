@@ -24,23 +24,24 @@ coverage on the out-of-fold estimates, i.e. on models that neither fit saw.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.stats import norm, spearmanr
-from tqdm.auto import tqdm
 
 from builder import __version__
+from builder.errors import BuildError
 from builder.model.anchors import AnchorSet, balance_weights, cluster_anchors, random_anchors, stratified_anchors
 from builder.model.calibrate import choose_lambda, coverage, interval_scale
 from builder.estimator import TinyEstimator, composite, gp_blend, partial_sigma
+from builder.model.irt import IRTModel
+from builder.model.memory import keep_freed_blocks
 from builder.model.partial import fit_growth, partial_components, partial_masks
-from builder.model.irt import IRTModel, check_binarize
-from builder.read import ResponseMatrix
+from builder.progress import bar
+from builder.params import ANCHORS, DESIGN, DIMS, N_SEEDS, SEED, check_binarize
+from builder.read import CompactScores, ResponseMatrix, row_chunks
 
 MIN_MODELS = 6
-DESIGNS = ("stratified", "kmeans")
 #: regularisation path of the anchor regression (scikit-learn's RidgeCV, efficient LOO)
 RIDGE_ALPHAS = tuple(np.logspace(-3, 3, 13))
 #: weight of p-IRT in the model-based estimate: chosen on this grid out-of-fold
@@ -62,24 +63,39 @@ class FitResult:
     report: dict = field(default_factory=dict)
 
 
-def true_scores(Y: np.ndarray, balance: np.ndarray, scenario_index: np.ndarray, n_scenarios: int) -> np.ndarray:
-    """Full scores (n, S): balance-weighted mean over each model's evaluated items."""
-    obs = ~np.isnan(Y)
-    Yf = np.where(obs, Y, 0.0)
-    out = np.empty((Y.shape[0], n_scenarios))
-    for s in range(n_scenarios):
-        m = scenario_index == s
-        w = balance[m] * obs[:, m]
-        tot = w.sum(1)
-        out[:, s] = np.where(tot > 0, (w * Yf[:, m]).sum(1) / np.where(tot > 0, tot, 1), np.nan)
+def true_scores(Y, balance: np.ndarray, scenario_index: np.ndarray, n_scenarios: int) -> np.ndarray:
+    """Full scores (n, S): balance-weighted mean over each model's evaluated items.
+
+    ``Y``: a float matrix (NaN = not evaluated) or :class:`CompactScores`; taken in blocks of
+    rows (each model's mean is its own row's)."""
+    n, N = Y.shape
+    out = np.empty((n, n_scenarios))
+    for sl in row_chunks(n, N):
+        Yb = _rows(Y, sl)
+        obs = ~np.isnan(Yb)
+        Yf = np.where(obs, Yb, 0.0)
+        for s in range(n_scenarios):
+            m = scenario_index == s
+            w = balance[m] * obs[:, m]
+            tot = w.sum(1)
+            out[sl, s] = np.where(tot > 0, (w * Yf[:, m]).sum(1) / np.where(tot > 0, tot, 1), np.nan)
     return out
+
+
+def _rows(Y, rows, cols=None) -> np.ndarray:
+    """Float64 scores (NaN = not evaluated) of ``rows`` (x ``cols``) of a float matrix or of
+    :class:`CompactScores`."""
+    if isinstance(Y, CompactScores):
+        return Y.dense(rows, cols)
+    Y = np.asarray(Y, dtype=np.float64)
+    return Y[rows] if cols is None else Y[rows][:, cols]
 
 
 @dataclass
 class _Problem:
     """The canonical training data and what every step shares."""
 
-    Y: np.ndarray
+    Y: CompactScores  # 0/1 scores as bytes (soft ones exactly), the mask apart: never a float copy
     items: list
     balance: np.ndarray
     scen: np.ndarray
@@ -101,14 +117,14 @@ def _estimator(pb: _Problem, irt: IRTModel, anchors: AnchorSet, params=None, rid
     if params is None and pb.design == "stratified":
         params = {name: {"design_slope": _VARIANT.get("beta", 1.0)} for name in pb.scen_names}
     return TinyEstimator(
-        item_ids=pb.items, anchor_positions=anchors.positions, anchor_weights=anchors.weights,
+        item_ids=pb.items, anchor_positions=anchors.positions, anchor_weights=anchors.weights,  # type: ignore[arg-type]  # arrays: any array-like
         A=irt.discrimination_, b=irt.difficulty_, balance=pb.balance, scenario_index=pb.scen_idx,
         scenario_names=pb.scen_names, strata=anchors.labels, prior_mean=mean, prior_cov=cov,
         params=params, ridge_coef=ridge_coef, design=pb.design, metadata=metadata,
     )
 
 
-def _select_kmeans(pb: _Problem, irt: IRTModel, Y: np.ndarray, rng: np.random.Generator,
+def _select_kmeans(pb: _Problem, irt: IRTModel, Y: np.ndarray | CompactScores, rng: np.random.Generator,
                    max_models: int = 100) -> tuple[AnchorSet, list[float]]:
     """The original design: k-means anchors for several seeds, the one that best estimates
     the fitted models (in-sample MAE of ``(irt + pirt) / 2``) kept."""
@@ -116,16 +132,18 @@ def _select_kmeans(pb: _Problem, irt: IRTModel, Y: np.ndarray, rng: np.random.Ge
     rows = np.arange(Y.shape[0])
     if len(rows) > max_models:
         rows = np.sort(rng.choice(rows, max_models, replace=False))
-    truth = true_scores(Y[rows], pb.balance, pb.scen_idx, pb.S)
+    Y = _rows(Y, rows)  # at most max_models rows
+    truth = true_scores(Y, pb.balance, pb.scen_idx, pb.S)
     best, best_mae, maes = None, np.inf, []
     for _ in range(pb.n_seeds):
         anchors = cluster_anchors(emb, pb.k, pb.balance, pb.scen, seed=int(rng.integers(2**31)))
-        comp = _estimator(pb, irt, anchors).components(Y[rows][:, anchors.positions])
+        comp = _estimator(pb, irt, anchors).components(Y[:, anchors.positions])
         mae = float(np.nanmean(np.abs(0.5 * (comp["irt"] + comp["pirt"]) - truth)))
         maes.append(mae)
         # a strictly better criterion by more than float noise: ties keep the earlier seed
         if mae < best_mae - 1e-12:
             best, best_mae = anchors, mae
+    assert best is not None  # n_seeds >= 1 and a finite MAE
     return best, maes
 
 
@@ -161,17 +179,18 @@ def _with_ridge(est: TinyEstimator, coef: np.ndarray, intercept: np.ndarray) -> 
     return est
 
 
-def _fit_once(pb: _Problem, Y: np.ndarray, truth: np.ndarray, rows: np.ndarray, n_dims: int,
+def _fit_once(pb: _Problem, Y: CompactScores, truth: np.ndarray, rows: np.ndarray, n_dims: int,
               rng: np.random.Generator, anchors: AnchorSet | None, irt: IRTModel | None = None):
     """IRT (+ k-means anchors) + regression on ``Y[rows]`` (full scores ``truth[rows]``): an
-    uncalibrated estimator."""
+    uncalibrated estimator. The rows are a view (indices), not a copy."""
+    Y_rows = Y.view(rows)
     if irt is None:
-        irt = IRTModel(n_dims=n_dims, **pb.irt_kwargs).fit(Y[rows])
+        irt = IRTModel(n_dims=n_dims, **pb.irt_kwargs).fit(Y_rows)
     extra = {}
     if anchors is None:
-        anchors, extra["seed_mae"] = _select_kmeans(pb, irt, Y[rows], rng)
+        anchors, extra["seed_mae"] = _select_kmeans(pb, irt, Y_rows, rng)
     est = _estimator(pb, irt, anchors)
-    comp = est.components(Y[rows][:, anchors.positions])
+    comp = est.components(Y_rows.dense(cols=anchors.positions))
     _with_ridge(est, *_fit_ridge(pb, comp, truth[rows], anchors))
     return est, anchors, irt, extra
 
@@ -231,10 +250,11 @@ def fit_estimator(
     n, N = matrix.shape
     if n < MIN_MODELS:
         raise ValueError(f"need at least {MIN_MODELS} models to fit and validate, got {n}")
-    if design not in DESIGNS:
-        raise ValueError(f"design must be one of {DESIGNS}, got {design!r}")
-    if isinstance(n_seeds, bool) or int(n_seeds) != n_seeds or n_seeds < 1:
-        raise ValueError(f"n_seeds must be a positive integer, got {n_seeds!r}")
+    n_anchors = ANCHORS.check(n_anchors, "n_anchors")
+    seed = SEED.check(seed)
+    n_dims = DIMS.optional(n_dims)
+    DESIGN.check(design)
+    N_SEEDS.check(n_seeds)
     if not 0 < validation_fraction < 1:
         raise ValueError(f"validation_fraction must be in (0, 1), got {validation_fraction!r}")
     if not (isinstance(kappa, (int, float)) and np.isfinite(kappa) and kappa >= 0):
@@ -246,23 +266,33 @@ def fit_estimator(
     if n_anchors > N:
         raise ValueError(f"cannot pick {n_anchors} anchors from {N} items")
     check_binarize(binarize)
+    problem = data_problem(matrix)
+    if problem:  # before the slow fit, not as a NaN after it
+        raise BuildError(f"the scores cannot be fitted: {problem}")
     # --- 1. canonical order: the same tiny benchmark from any layout of the same data
     rows_in, cols_in = matrix.canonical_order(scenario_order)
-    canon = matrix.select_models(rows_in).select_items(cols_in)
-    Y = np.ascontiguousarray(canon.scores, dtype=np.float64)
-    scen = canon.scenarios().astype(str)
+    # the canonical matrix as a compact copy (bytes for 0/1 scores): the only copy of the scores
+    Y = matrix.compact.take(rows_in, cols_in)
+    models = [matrix.models[i] for i in rows_in]
+    scen = matrix.scenarios()[cols_in].astype(str)
     scen_names = [str(s) for s in scenario_order] if scenario_order is not None else sorted(set(scen))
     scen_names = [str(s) for s in scen_names if s in set(scen)]
     pb = _Problem(
-        Y=Y, items=list(canon.items), balance=balance_weights(scen, canon.subscenarios()), scen=scen,
+        Y=Y, items=[matrix.items[j] for j in cols_in], balance=balance_weights(scen, matrix.subscenarios()[cols_in]),
+        scen=scen,
         scen_idx=np.array([scen_names.index(s) for s in scen]), scen_names=scen_names, k=int(n_anchors),
         design=design, n_seeds=int(n_seeds), irt_kwargs=dict(binarize=binarize, random_state=seed, **(irt_params or {})),
     )
     # one BLAS/OpenMP thread: results then do not depend on the machine's thread count
-    # (and on 2 cores single-threaded BLAS was also the faster)
-    with threadpool_limits(limits=1):
+    # (and on 2 cores single-threaded BLAS was also the faster); the blocks of rows that the
+    # fit frees are reused instead of being handed back to the kernel (system time)
+    with threadpool_limits(limits=1), keep_freed_blocks():
         result = _fit(pb, n_dims, int(n_folds), validation_fraction, seed, float(kappa), progress, metadata,
-                      binarize, canon.models)
+                      binarize, models)
+    bad = non_finite(result.estimator)
+    if bad:
+        raise BuildError(f"the fit gave values that are not finite ({', '.join(bad[:5])}): these scores do not "
+                         "determine the IRT model (too few scores, or items that hardly differ between models)")
     # anchors as positions of the caller's matrix (the estimator itself holds item ids)
     a = result.anchors
     result.anchors = AnchorSet(cols_in[a.positions], a.weights, a.labels[np.argsort(cols_in)], a.method, a.seed,
@@ -270,12 +300,60 @@ def fit_estimator(
     return result
 
 
+def data_problem(matrix: ResponseMatrix, max_names: int = 5) -> str | None:
+    """What makes ``matrix`` impossible to fit, in words, or None (cheap: one pass over the scores).
+
+    A model without any score has no ability to fit; a matrix whose scores never differ between
+    models on any item (a constant matrix above all) gives the IRT model nothing to fit: both
+    used to fail only after the whole fit, as a NaN in a JSON file.
+    """
+    n, N = matrix.shape
+    answered = np.zeros(n, dtype=np.int64)
+    first, constant = None, True
+    lo, hi = np.full(N, np.inf), np.full(N, -np.inf)
+    for sl in row_chunks(n, N):  # blocks of rows: no float copy of a big (compact) matrix
+        Y = matrix.score_rows(sl)
+        obs = ~np.isnan(Y)
+        answered[sl] = obs.sum(axis=1)
+        values = Y[obs]
+        if values.size:
+            first = values[0] if first is None else first
+            constant = constant and bool((values == first).all())
+        lo = np.minimum(lo, np.where(obs, Y, np.inf).min(axis=0))
+        hi = np.maximum(hi, np.where(obs, Y, -np.inf).max(axis=0))
+    empty = np.flatnonzero(answered == 0)
+    if empty.size:
+        names = ", ".join(str(matrix.models[i]) for i in empty[:max_names])
+        more = f" and {empty.size - max_names} more" if empty.size > max_names else ""
+        return (f"{empty.size} model(s) have no scores at all (every item empty): {names}{more}; remove them from "
+                "the table or give their scores")
+    if first is not None and constant:
+        return (f"every score in the matrix is {first:g}: nothing tells the models or the items apart (is it "
+                "the right metric or column?)")
+    if not (hi > lo).any():
+        return ("no item's score differs between the models (each item has one score for every model that "
+                "answered it), so the items cannot tell the models apart")
+    return None
+
+
+def non_finite(est: TinyEstimator) -> list[str]:
+    """The estimator's fields that hold NaN or an infinity (empty: all finite)."""
+    bad = [name for name in ("A", "b", "prior_mean", "prior_cov", "ridge_coef", "anchor_weights")
+           if getattr(est, name, None) is not None and not np.isfinite(np.asarray(getattr(est, name), float)).all()]
+    for scen, params in est.params.items():
+        for key, value in params.items():
+            flat = np.asarray(value, dtype=object).ravel().tolist() if isinstance(value, (list, tuple)) else [value]
+            if any(isinstance(v, float) and not np.isfinite(v) for v in flat):
+                bad.append(f"{key} of {scen}")
+    return bad
+
+
 def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progress, metadata, binarize,
          models) -> FitResult:
     Y, S = pb.Y, pb.S
     n, N = Y.shape
     rng = np.random.default_rng(seed)
-    steps = tqdm(total=n_folds + 3, desc="fit", disable=not progress, file=sys.stderr)
+    steps = bar(total=n_folds + 3, desc="fit", enabled=progress)
     # --- 2. the IRT dimension, once
     dims_scores: dict = {}
     if n_dims is None:
@@ -285,8 +363,8 @@ def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progre
     # --- 3. the anchors of the stratified design: drawn once, before any fit uses them
     anchors = None
     if pb.design == "stratified":
-        obs = ~np.isnan(Y)
-        easiness = np.where(obs.any(0), np.where(obs, Y, 0.0).sum(0) / np.maximum(obs.sum(0), 1), 0.5)
+        counts = Y.col_counts()
+        easiness = np.where(counts > 0, Y.col_sums() / np.maximum(counts, 1), 0.5)
         anchors = stratified_anchors(easiness, pb.k, pb.balance, pb.scen, seed=seed)
     # --- 4. out-of-fold estimates
     truth_all = true_scores(Y, pb.balance, pb.scen_idx, S)
@@ -305,12 +383,12 @@ def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progre
         steps.set_postfix_str(f"fold {r + 1}/{len(folds)}")
         train = np.setdiff1d(np.arange(n), val)
         est_r, anchors_r, fold_irt, _ = _fit_once(pb, Y, truth_all, train, n_dims, rng, anchors)
-        comp = est_r.components(Y[val][:, anchors_r.positions])
+        comp = est_r.components(Y.dense(val, anchors_r.positions))
         for key in keys:
             oof[key][val] = comp[key]
         if pb.design == "stratified":  # the same models on partial runs (builder.model.partial)
             masks, owner = partial_masks(pb.scen_idx[anchors_r.positions], len(val), seed + r)
-            pc = partial_components(est_r, Y[val][:, anchors_r.positions], masks, owner, keys)
+            pc = partial_components(est_r, Y.dense(val, anchors_r.positions), masks, owner, keys)
             for key in keys:
                 part[key].append(pc[key])
             part["model"].append(val[owner])
@@ -329,12 +407,12 @@ def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progre
     params = {name: _calibrate(oof, truth, s, len(rows), pb.design, kappa, truth_all[:, s], part, part_truth,
                                float(k_s[s]))
               for s, name in enumerate(pb.scen_names)}
-    report = validation_report(Y[rows], truth, oof, params, pb, pb.k, seed)
+    report = validation_report(Y.view(rows), truth, oof, params, pb, pb.k, seed)
     report["oof"] = oof_arrays(oof, truth, params, pb.scen_names, [models[i] for i in rows])
     steps.update()
     # --- 6. the shipped estimator: the same procedure on every training model
     steps.set_postfix_str(f"final fit on {n} models x {N} items")
-    irt = fold_irt.refit(Y) if len(folds) == 1 else None  # one hold-out: warm start from its fit
+    irt = fold_irt.refit(Y) if len(folds) == 1 and fold_irt is not None else None  # one hold-out: warm start from its fit
     est, anchors, irt, extra = _fit_once(pb, Y, truth_all, np.arange(n), n_dims, rng, anchors, irt=irt)
     steps.update()
     steps.close()
@@ -460,11 +538,13 @@ def scored(oof: dict, params: dict, scen_names) -> tuple[np.ndarray, np.ndarray]
     return np.clip(score, 0.0, 1.0), se
 
 
-def random_baseline(Y: np.ndarray, truth: np.ndarray, balance, scen, k: int, seed: int, draws: int = 50) -> np.ndarray:
-    """MAE per scenario of the balance-weighted mean of k random items (mean over draws)."""
+def random_baseline(Y, truth: np.ndarray, balance, scen, k: int, seed: int, draws: int = 50) -> np.ndarray:
+    """MAE per scenario of the balance-weighted mean of k random items (mean over draws).
+
+    ``Y``: a float matrix (NaN = not evaluated) or :class:`CompactScores`; only the drawn
+    items' columns are read."""
     scen_names = list(dict.fromkeys(scen))
-    obs = ~np.isnan(Y)
-    Yf = np.where(obs, Y, 0.0)
+    n = Y.shape[0]
     rng = np.random.default_rng(seed + 7919)
     errs = np.zeros(len(scen_names))
     for _ in range(draws):
@@ -472,8 +552,10 @@ def random_baseline(Y: np.ndarray, truth: np.ndarray, balance, scen, k: int, see
         for s, name in enumerate(scen_names):
             m = np.array([scen[p] == name for p in a.positions])
             pos = a.positions[m]
-            w = balance[pos] * obs[:, pos]
-            est = (w * Yf[:, pos]).sum(1) / np.maximum(w.sum(1), 1e-12)
+            Yp = _rows(Y, slice(0, n), pos)
+            obs = ~np.isnan(Yp)
+            w = balance[pos] * obs
+            est = (w * np.where(obs, Yp, 0.0)).sum(1) / np.maximum(w.sum(1), 1e-12)
             errs[s] += np.nanmean(np.abs(est - truth[:, s])) / draws
     return errs
 
@@ -490,7 +572,10 @@ def validation_report(Yv, truth, oof, params, pb: _Problem, k, seed) -> dict:
         t = truth[:, s]
         p = params[name]
         gp, _ = gp_blend(oof["irt"][:, s], oof["pirt"][:, s], oof["se_irt"][:, s], oof["se_pirt"][:, s], p["lambda"])
-        mae = lambda x: float(np.nanmean(np.abs(x - t)))
+
+        def mae(x, t=t):
+            return float(np.nanmean(np.abs(x - t)))
+
         rho = spearmanr(score[:, s], t).statistic if len(t) > 2 and np.std(t) > 0 else float("nan")
         row = {"scenario": name, "models": int(len(t)), "random": float(rand_by[name]),
                "irt": mae(oof["irt"][:, s]), "pirt": mae(oof["pirt"][:, s]), "gpirt": mae(gp),
@@ -544,10 +629,10 @@ def report_markdown(report: dict) -> str:
     folds = report.get("n_folds", 1)
     how = f"{folds}-fold cross-fitting" if folds > 1 else "a held-out split"
     lines = [
-        f"Validation on {report.get('n_validation_models', '?')} training models, each estimated by "
-        f"{how}: the IRT fit and the regression never saw it (IRT dimension D = {report.get('n_dims', '?')}). "
-        "MAE of the full-score estimate (score: the estimate to read; irt, p-IRT, gp-IRT: the tinyBenchmarks "
-        "components); Spearman rank correlation and coverage of the 95% interval of the score.",
+        (f"Validation on {report.get('n_validation_models', '?')} training models, each estimated by "
+         f"{how}: the IRT fit and the regression never saw it (IRT dimension D = {report.get('n_dims', '?')}). "
+         "MAE of the full-score estimate (score: the estimate to read; irt, p-IRT, gp-IRT: the tinyBenchmarks "
+         "components); Spearman rank correlation and coverage of the 95% interval of the score."),
         "",
         "| scenario | models | random-k | irt | p-IRT | gp-IRT | score | Spearman | coverage |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",

@@ -37,34 +37,36 @@ import numpy as np
 from scipy import optimize
 from scipy.special import expit
 
+from builder.params import DIMS, check_binarize
+from builder.read import CompactScores, row_chunks
+
 DEFAULT_DIMS_GRID = (1, 2, 3, 5)
 
 
-def _validate_scores(Y: np.ndarray, name: str = "responses") -> np.ndarray:
+def _validate_scores(Y, name: str = "responses") -> CompactScores:
+    """The scores as :class:`CompactScores` (checked: 2-D, at least 2 x 2, in [0, 1]); a
+    CompactScores (a :class:`ResponseMatrix`'s, checked when it was read) is used as it is."""
+    if isinstance(Y, CompactScores):
+        if Y.shape[0] < 2 or Y.shape[1] < 2:
+            raise ValueError(f"{name} needs at least 2 models and 2 items, got shape {Y.shape}")
+        if Y.n_obs == 0:
+            raise ValueError(f"{name} has no evaluated entry")
+        return Y
     Y = np.asarray(Y, dtype=np.float64)
     if Y.ndim != 2:
         raise ValueError(f"{name} must be 2-D (models x items), got shape {Y.shape}")
     if Y.shape[0] < 2 or Y.shape[1] < 2:
         raise ValueError(f"{name} needs at least 2 models and 2 items, got shape {Y.shape}")
-    fin = Y[~np.isnan(Y)]
-    if np.isinf(fin).any() or (fin.size and (fin.min() < 0 or fin.max() > 1)):
-        raise ValueError(f"{name} must be in [0, 1] (NaN = not evaluated)")
-    if fin.size == 0:
+    any_obs = False
+    for sl in row_chunks(*Y.shape):
+        blk = Y[sl]
+        fin = blk[~np.isnan(blk)]
+        if np.isinf(fin).any() or (fin.size and (fin.min() < 0 or fin.max() > 1)):
+            raise ValueError(f"{name} must be in [0, 1] (NaN = not evaluated)")
+        any_obs = any_obs or fin.size > 0
+    if not any_obs:
         raise ValueError(f"{name} has no evaluated entry")
-    return Y
-
-
-def check_binarize(value) -> bool | float:
-    """``binarize``: False, True (the mean-preserving threshold) or a threshold in (0, 1).
-
-    A threshold outside (0, 1) would turn every score, 1.0 included, into one value.
-    """
-    if value is True or value is False:
-        return value
-    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
-        if np.isfinite(value) and 0.0 < float(value) < 1.0:
-            return float(value)
-    raise ValueError(f"binarize must be True, False or a threshold strictly between 0 and 1, got {value!r}")
+    return CompactScores.from_dense(Y)
 
 
 def binarize_scores(Y: np.ndarray, threshold: float | None = None) -> np.ndarray:
@@ -79,11 +81,21 @@ def binarize_scores(Y: np.ndarray, threshold: float | None = None) -> np.ndarray
     Y = np.asarray(Y, dtype=np.float64)
     obs = ~np.isnan(Y)
     if threshold is None:
-        vals = Y[obs]
-        # quantile that preserves the overall mean: fraction of ones = mean
-        threshold = float(np.quantile(vals, 1.0 - vals.mean())) if vals.size else 0.5
+        threshold = _mean_preserving_threshold(Y[obs])
     out = np.where(obs, (Y >= threshold).astype(np.float64), np.nan)
     return out
+
+
+def _mean_preserving_threshold(vals: np.ndarray) -> float:
+    # quantile that preserves the overall mean: fraction of ones = mean
+    return float(np.quantile(vals, 1.0 - vals.mean())) if vals.size else 0.5
+
+
+def _binarize_store(Y: CompactScores, threshold: float | None = None) -> CompactScores:
+    """:func:`binarize_scores` on compact scores (the same 0/1 values and mask)."""
+    if threshold is None:
+        threshold = _mean_preserving_threshold(Y.observed_values())  # one float64 copy of the scores
+    return Y.binarized(threshold)
 
 
 _BLOCK_ELEMENTS = 1 << 17  # ~0.5 MB of float32 per block: the temporaries stay in cache
@@ -94,26 +106,33 @@ _DIMS_ITEMS = 2000
 _N_THREADS = max(1, min(4, os.cpu_count() or 1))
 
 
+def _threads():
+    """A thread pool for the blocks of the objective and the Newton steps (None: one thread).
+    numpy and BLAS release the GIL; every block's numbers are the same in any thread."""
+    return ThreadPoolExecutor(_N_THREADS) if _N_THREADS > 1 else nullcontext()
+
+
 @dataclass
 class _Data:
-    """Response matrix prepared for the objective (float32, NaN -> 0, with a mask)."""
+    """Responses prepared for the objective: the compact store (one byte per 0/1 score; a view
+    for a fold's models), read in blocks of a few rows as float32 with NaN -> 0 and the mask."""
 
-    Y: np.ndarray  # (n, N) float32, NaN replaced by 0
-    M: np.ndarray | None  # (n, N) float32 mask, None when fully observed
+    store: CompactScores  # (n, N)
     n_obs: int
-    col_sum: np.ndarray  # (N,) float64, sum over models of Y
+    col_sum: np.ndarray  # (N,) float64, sum over models of the float32 scores
 
     @classmethod
-    def from_scores(cls, Y: np.ndarray) -> "_Data":
-        obs = ~np.isnan(Y)
-        Yf = np.where(obs, Y, 0.0).astype(np.float32)
-        M = None if obs.all() else obs.astype(np.float32)
-        return cls(Yf, M, int(obs.sum()), Yf.sum(axis=0, dtype=np.float64))
+    def from_scores(cls, Y: CompactScores) -> "_Data":
+        return cls(Y, Y.n_obs, Y.col_sums(via=np.float32))
 
     def blocks(self) -> list[slice]:
-        n, N = self.Y.shape
+        n, N = self.store.shape
         rows = max(1, _BLOCK_ELEMENTS // max(N, 1))
         return [slice(r, min(r + rows, n)) for r in range(0, n, rows)]
+
+    def block(self, sl: slice, cols=None) -> tuple[np.ndarray, np.ndarray | None]:
+        """float32 scores (NaN -> 0) and bool mask (None: all evaluated) of rows ``sl``."""
+        return self.store.block(sl, cols)
 
 
 def _softplus_and_sigmoid(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -137,6 +156,20 @@ def _softplus_and_sigmoid(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return L, S
 
 
+def _sigmoid(Z: np.ndarray) -> np.ndarray:
+    """``sigmoid(Z)``: the second result of :func:`_softplus_and_sigmoid` (the same operations,
+    the same bits), without the softplus; Z is left as it is."""
+    S = np.abs(Z)
+    np.negative(S, out=S)
+    np.exp(S, out=S)
+    S += 1.0
+    np.reciprocal(S, out=S)
+    S -= 0.5
+    np.copysign(S, Z, out=S)
+    S += 0.5
+    return S
+
+
 def _objective_blocks(theta32, A32, b32, data: _Data, pool):
     """Sum of the NLL and its gradients, computed block by block (in threads).
 
@@ -150,10 +183,9 @@ def _objective_blocks(theta32, A32, b32, data: _Data, pool):
         Z = t @ A32.T
         Z -= b32
         L, R = _softplus_and_sigmoid(Z)
-        Yb = data.Y[sl]
+        Yb, Mb = data.block(sl)
         R -= Yb
-        if data.M is not None:
-            Mb = data.M[sl]
+        if Mb is not None:
             L *= Mb
             R *= Mb
         nll = float(L.sum(dtype=np.float64))
@@ -170,32 +202,47 @@ def _objective_blocks(theta32, A32, b32, data: _Data, pool):
 
 
 def _fit_items_newton(
-    data: _Data, theta: np.ndarray, A: np.ndarray, b: np.ndarray, sa2: float, sb2: float, n_iter: int = 8
+    data: _Data, theta: np.ndarray, A: np.ndarray, b: np.ndarray, sa2: float, sb2: float, n_iter: int = 8,
+    pool=None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Item parameters for fixed abilities: one ridge logistic regression per item.
 
     Vectorised Newton steps over all items at once; the per-item (D+1)x(D+1) Hessians
-    come from one matrix product with the abilities' outer products.
+    come from one matrix product with the abilities' outer products. The items are taken in
+    blocks of columns (in threads): the models x items temporaries stay a few MiB, and each
+    item's numbers are those of one pass over all items.
     """
     n, D = theta.shape
+    N = data.store.shape[1]
     X = np.hstack([theta, -np.ones((n, 1))]).astype(np.float32)  # logit = X @ [a; b]
     XX = np.einsum("id,ie->ide", X, X).reshape(n, -1).astype(np.float32)
     prior = np.diag(np.r_[np.full(D, 1.0 / sa2), 1.0 / sb2])
     W_par = np.hstack([A, b[:, None]])  # (N, D+1)
-    for _ in range(n_iter):
-        Z = X @ W_par.T.astype(np.float32)
-        _, P = _softplus_and_sigmoid(Z)
+    chunks = row_chunks(N, n)  # blocks of items (the same rule as blocks of rows)
+    rows = slice(0, n)
+
+    def step_of(c: slice):
+        Yc, Mc = data.block(rows, c)
+        W_c = W_par[c]
+        Z = X @ W_c.T.astype(np.float32)
+        P = _sigmoid(Z)
         Wt = P * (1.0 - P)
-        R = P - data.Y
-        if data.M is not None:
-            Wt *= data.M
-            R *= data.M
-        grad = (R.T @ X).astype(np.float64) + W_par @ prior
+        R = P - Yc
+        if Mc is not None:
+            Wt *= Mc
+            R *= Mc
+        grad = (R.T @ X).astype(np.float64) + W_c @ prior
         H = (Wt.T @ XX).astype(np.float64).reshape(-1, D + 1, D + 1) + prior
         step = np.linalg.solve(H, grad[..., None])[..., 0]
         # a trust limit keeps the first steps sane for items every model gets right
         norm = np.linalg.norm(step, axis=1, keepdims=True)
         step *= np.minimum(1.0, 2.0 / np.maximum(norm, 1e-12))
+        return step, norm
+
+    for _ in range(n_iter):
+        parts = list(pool.map(step_of, chunks)) if pool is not None else [step_of(c) for c in chunks]
+        step = np.concatenate([p[0] for p in parts])
+        norm = np.concatenate([p[1] for p in parts])
         W_par = W_par - step
         if norm.max() < 1e-4:
             break
@@ -269,8 +316,7 @@ class IRTModel:
 
     # ------------------------------------------------------------ validation
     def _check_params(self) -> None:
-        if self.n_dims is not None and (int(self.n_dims) != self.n_dims or self.n_dims < 1):
-            raise ValueError(f"n_dims must be a positive integer or None, got {self.n_dims!r}")
+        DIMS.optional(self.n_dims)
         if not self.dims_grid or any(int(d) != d or d < 1 for d in self.dims_grid):
             raise ValueError(f"dims_grid must be positive integers, got {self.dims_grid!r}")
         for name in ("prior_theta", "prior_a", "prior_b", "tol"):
@@ -283,17 +329,22 @@ class IRTModel:
             raise ValueError(f"validation_fraction must be in (0, 1), got {self.validation_fraction!r}")
         check_binarize(self.binarize)
 
-    def _prepare(self, Y: np.ndarray) -> np.ndarray:
+    def _prepare(self, Y) -> CompactScores:
+        """The checked (and binarised) scores, compact: 0/1 as bytes, soft scores exactly."""
         Y = _validate_scores(Y)
         if self.binarize is True:
-            Y = binarize_scores(Y)
+            Y = _binarize_store(Y)
         elif self.binarize is not False:
-            Y = binarize_scores(Y, float(self.binarize))
+            Y = _binarize_store(Y, float(self.binarize))
         return Y
 
     # ------------------------------------------------------------------ fit
-    def fit(self, Y: np.ndarray) -> "IRTModel":
+    def fit(self, Y) -> "IRTModel":
         """Fit on a (n_models, n_items) score matrix; NaN = not evaluated.
+
+        ``Y`` is a float array or :class:`~builder.read.compact.CompactScores` (what
+        :attr:`ResponseMatrix.compact` gives: the fit then never makes a float copy of the
+        whole matrix; a view on some rows is read in place).
 
         When ``n_dims`` is None, each D of ``dims_grid`` is fitted on
         ``1 - validation_fraction`` of the models; for each held-out model, theta is
@@ -312,22 +363,22 @@ class IRTModel:
         self.ability_, self.discrimination_, self.difficulty_, self.n_iter_ = theta, A, b, n_iter
         return self
 
-    def select_dims(self, Y: np.ndarray) -> tuple[int, dict]:
+    def select_dims(self, Y) -> tuple[int, dict]:
         """The dimension ``fit`` would choose, and the held-out loss of each candidate."""
         self._check_params()
         return self._select_dims(self._prepare(Y), np.random.default_rng(self.random_state))
 
-    def _select_dims(self, Y: np.ndarray, rng: np.random.Generator) -> tuple[int, dict]:
+    def _select_dims(self, Y: CompactScores, rng: np.random.Generator) -> tuple[int, dict]:
         if Y.shape[1] > _DIMS_ITEMS:
             # a random item subset is enough to compare dimensions, and much cheaper
-            Y = Y[:, np.sort(rng.choice(Y.shape[1], _DIMS_ITEMS, replace=False))]
+            Y = Y.take(cols=np.sort(rng.choice(Y.shape[1], _DIMS_ITEMS, replace=False)))
         n = Y.shape[0]
         n_val = int(round(self.validation_fraction * n))
         if n_val < 2 or n - n_val < 2:
             return int(min(self.dims_grid)), {}
         perm = rng.permutation(n)
         val, train = np.sort(perm[:n_val]), np.sort(perm[n_val:])
-        Yv = Y[val]
+        Yv = Y.dense(val)
         N = Y.shape[1]
         # As in deployment, theta comes from few items (``dims_theta_items`` random ones,
         # several draws) and must predict all the others: this favours the dimension
@@ -342,25 +393,28 @@ class IRTModel:
             splits.append((np.where(pick, Yv, np.nan), np.where(~pick, Yv, np.nan)))
         scores = {}
         for d in sorted(set(int(x) for x in self.dims_grid)):
-            theta, A, b, _ = self._fit_map(Y[train], d, np.random.default_rng(rng.integers(2**32)))
+            theta, A, b, _ = self._fit_map(Y.view(train), d, np.random.default_rng(rng.integers(2**32)))
             mean, cov = empirical_prior(theta)
             losses = []
             for fit_part, test_part in splits:
-                th_v, _ = fit_abilities(fit_part, A, b, mean, cov)
+                th_v, _ = fit_abilities(fit_part, A, b, mean, cov, with_cov=False)
                 losses.append(_mean_log_loss(test_part, expit(th_v @ A.T - b)))
             scores[d] = float(np.mean(losses))
-        best = min(scores, key=scores.get)
+        best = min(scores, key=lambda d: scores[d])
         return best, scores
 
-    def _init(self, Y: np.ndarray, D: int, rng: np.random.Generator, svd: bool = True):
+    def _init(self, Y: CompactScores, D: int, rng: np.random.Generator, svd: bool = True):
         n, N = Y.shape
-        obs = ~np.isnan(Y)
-        item_mean = _nanmean0(Y, obs)
+        cnt = Y.col_counts()
+        item_mean = np.where(cnt > 0, Y.col_sums() / np.maximum(cnt, 1), 0.5)
         p = np.clip(item_mean, 0.02, 0.98)
         b = -np.log(p / (1 - p))
         if not svd:
             return None, None, b
-        R = np.where(obs, Y - p, 0.0)
+        # (only for at most _STAGE_ITEMS items: bigger matrices start from a subset's fit)
+        Yd = Y.dense()
+        R = np.where(~np.isnan(Yd), Yd - p, 0.0)
+        del Yd
         # truncated SVD of the centred residuals gives a sensible start for theta and a
         from sklearn.utils.extmath import randomized_svd
 
@@ -376,7 +430,7 @@ class IRTModel:
         A += 0.01 * rng.standard_normal(A.shape)
         return theta, A, b
 
-    def _fit_map(self, Y: np.ndarray, D: int, rng: np.random.Generator, init=None):
+    def _fit_map(self, Y: CompactScores, D: int, rng: np.random.Generator, init=None):
         n, N = Y.shape
         data = _Data.from_scores(Y)
         if init is None and N > _STAGE_ITEMS:
@@ -384,11 +438,12 @@ class IRTModel:
             # item's parameters by Newton given those abilities, then a joint polish.
             # Starts the joint L-BFGS close to the optimum: ~3x fewer passes at 28k items.
             sub = np.sort(rng.choice(N, _STAGE_ITEMS, replace=False))
-            theta0, _, _, _ = self._fit_map(Y[:, sub], D, rng)
+            theta0, _, _, _ = self._fit_map(Y.take(cols=sub), D, rng)
             _, _, b_start = self._init(Y, 1, rng, svd=False)
-            A0, b0 = _fit_items_newton(
-                data, theta0, np.zeros((N, D)), b_start, self.prior_a**2, self.prior_b**2
-            )
+            with _threads() as pool:
+                A0, b0 = _fit_items_newton(
+                    data, theta0, np.zeros((N, D)), b_start, self.prior_a**2, self.prior_b**2, pool=pool
+                )
         else:
             theta0, A0, b0 = init if init is not None else self._init(Y, D, rng)
         st2, sa2, sb2 = self.prior_theta**2, self.prior_a**2, self.prior_b**2
@@ -410,7 +465,7 @@ class IRTModel:
             return (nll + prior) * scale, g * scale
 
         x0 = np.concatenate([theta0.ravel(), A0.ravel(), b0])
-        with ThreadPoolExecutor(_N_THREADS) if _N_THREADS > 1 else nullcontext() as pool:
+        with _threads() as pool:
             res = optimize.minimize(
                 f, x0, jac=True, method="L-BFGS-B",
                 options={"maxiter": int(self.max_iter), "ftol": self.tol, "gtol": 1e-9, "maxcor": 10},
@@ -443,10 +498,10 @@ class IRTModel:
         if Y.shape[1] != self.difficulty_.shape[0]:
             raise ValueError(f"expected {self.difficulty_.shape[0]} item columns, got {Y.shape[1]}")
         mean, cov = self.ability_prior()
-        theta, _ = fit_abilities(Y, self.discrimination_, self.difficulty_, mean, cov)
+        theta, _ = fit_abilities(Y, self.discrimination_, self.difficulty_, mean, cov, with_cov=False)
         return theta
 
-    def refit(self, Y: np.ndarray) -> "IRTModel":
+    def refit(self, Y) -> "IRTModel":
         """Refit on ``Y`` (same items, possibly more models), warm-started from this fit."""
         self._check_fitted()
         Y = self._prepare(Y)
@@ -454,19 +509,15 @@ class IRTModel:
             raise ValueError(f"expected {self.difficulty_.shape[0]} item columns, got {Y.shape[1]}")
         mean, cov = self.ability_prior()
         # only a starting point for the joint fit: a few Newton steps are plenty
-        theta0, _ = fit_abilities(Y, self.discrimination_, self.difficulty_, mean, cov, n_newton=6)
+        with _threads() as pool:
+            theta0, _ = fit_abilities(Y, self.discrimination_, self.difficulty_, mean, cov, n_newton=6, pool=pool,
+                                      with_cov=False)
         rng = np.random.default_rng(self.random_state)
         theta, A, b, n_iter = self._fit_map(
             Y, self.n_dims_, rng, init=(theta0, self.discrimination_.copy(), self.difficulty_.copy())
         )
         self.ability_, self.discrimination_, self.difficulty_, self.n_iter_ = theta, A, b, n_iter
         return self
-
-
-def _nanmean0(Y: np.ndarray, obs: np.ndarray) -> np.ndarray:
-    cnt = obs.sum(0)
-    s = np.where(obs, Y, 0.0).sum(0)
-    return np.where(cnt > 0, s / np.maximum(cnt, 1), 0.5)
 
 
 def _mean_log_loss(Y: np.ndarray, P: np.ndarray) -> float:
@@ -491,7 +542,7 @@ def empirical_prior(theta: np.ndarray, ridge: float = 1e-3) -> tuple[np.ndarray,
 
 
 def fit_abilities(
-    Y: np.ndarray,
+    Y,
     A: np.ndarray,
     b: np.ndarray,
     prior_mean: np.ndarray,
@@ -499,17 +550,22 @@ def fit_abilities(
     n_newton: int = 30,
     tol: float = 1e-6,
     max_step: float = 1.0,
-) -> tuple[np.ndarray, np.ndarray]:
+    pool=None,
+    with_cov: bool = True,
+) -> tuple[np.ndarray, np.ndarray | None]:
     """MAP abilities of several models at once, with their posterior covariances.
 
     Newton steps on the strictly concave log-posterior, vectorised over models; each
     step is capped at ``max_step`` in norm (a trust region), which is enough for
     convergence here and avoids evaluating the objective over all items. The Hessians
     are one matrix product with the items' flattened outer products ``a_j a_j'``.
+    The models are taken in blocks of rows (:func:`~builder.read.compact.row_chunks`; in
+    the threads of ``pool`` if given), so that the models x items temporaries stay small;
+    every model gets the numbers of one pass over all models.
 
     Parameters
     ----------
-    Y : ndarray (n, N)
+    Y : ndarray (n, N) or CompactScores
         Scores in [0, 1]; NaN = not observed (ignored).
     A : ndarray (N, D); b : ndarray (N,)
     prior_mean : ndarray (D,); prior_cov : ndarray (D, D)
@@ -517,36 +573,65 @@ def fit_abilities(
     Returns
     -------
     theta : ndarray (n, D)
-    cov : ndarray (n, D, D)
+    cov : ndarray (n, D, D), or None with ``with_cov=False`` (a pass over every score saved)
         Inverse Hessian of the negative log-posterior at the MAP (Laplace approximation).
     """
-    Y = np.atleast_2d(Y)
-    obs = ~np.isnan(Y)
-    Yf = np.where(obs, Y, 0.0)
-    W = obs.astype(np.float64) if not obs.all() else None
-    n, D = Y.shape[0], A.shape[1]
+    store = Y if isinstance(Y, CompactScores) else None
+    if store is None:
+        Y = np.atleast_2d(Y)
+    n, N = Y.shape
+    D = A.shape[1]
     P_inv = np.linalg.inv(prior_cov)
     AA = np.einsum("jd,je->jde", A, A).reshape(A.shape[0], D * D)
     theta = np.tile(np.asarray(prior_mean, dtype=np.float64), (n, 1))
+    chunks = row_chunks(n, N)
 
-    def grad_hess(th):
-        P = expit(th @ A.T - b)
+    def rows_of(sl: slice):
+        """(scores with NaN -> 0, float weights or None when all are observed) of rows sl."""
+        if store is not None:
+            Yf, mask = store.block(sl, dtype=np.float64)
+            return Yf, (None if mask is None else mask.astype(np.float64))
+        obs = ~np.isnan(Y[sl])
+        return np.where(obs, Y[sl], 0.0), (obs.astype(np.float64) if not obs.all() else None)
+
+    cached = [rows_of(sl) for sl in chunks] if len(chunks) == 1 else None
+
+    def grad_hess(th, Yf, W):
+        P = th @ A.T  # in place below: the same numbers as expit(th @ A.T - b), fewer big temporaries
+        P -= b
+        expit(P, out=P)
         R = P - Yf
-        Wp = P * (1.0 - P)
+        Wp = 1.0 - P
+        Wp *= P  # = P * (1 - P): a product is the same either way round
         if W is not None:
             R *= W
             Wp *= W
         grad = R @ A + (th - prior_mean) @ P_inv
-        H = (Wp @ AA).reshape(n, D, D) + P_inv
+        H = (Wp @ AA).reshape(th.shape[0], D, D) + P_inv
         return grad, H
 
-    for _ in range(n_newton):
-        grad, H = grad_hess(theta)
+    def newton_step(c: int):
+        sl = chunks[c]
+        grad, H = grad_hess(theta[sl], *(cached[c] if cached is not None else rows_of(sl)))
         step = np.linalg.solve(H, grad[..., None])[..., 0]
         norm = np.linalg.norm(step, axis=1, keepdims=True)
         step *= np.minimum(1.0, max_step / np.maximum(norm, 1e-300))
-        theta = theta - step
-        if float(norm.max()) < tol:
+        theta[sl] = theta[sl] - step
+        return float(norm.max()) if norm.size else 0.0
+
+    def run(fn):
+        idx = range(len(chunks))
+        return list(pool.map(fn, idx)) if pool is not None and len(chunks) > 1 else [fn(c) for c in idx]
+
+    for _ in range(n_newton):
+        if max(run(newton_step)) < tol:
             break
-    _, H = grad_hess(theta)
-    return theta, np.linalg.inv(H)
+
+    def covariance(c: int):
+        sl = chunks[c]
+        _, H = grad_hess(theta[sl], *(cached[c] if cached is not None else rows_of(sl)))
+        return np.linalg.inv(H)
+
+    if not with_cov:
+        return theta, None
+    return theta, np.concatenate(run(covariance)) if n else np.zeros((0, D, D))

@@ -13,20 +13,15 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from builder import params
 from builder.errors import BuildError
 
 __all__ = ["FitOptions", "check_binarize"]
 
 
 def check_binarize(value: Any) -> bool | float:
-    """``binarize``: False (soft scores), True (the mean-preserving threshold) or a threshold
-    strictly between 0 and 1 (any other number makes every score 0, or every score 1)."""
-    from builder.model.irt import check_binarize as check  # the rule lives where binarize is used
-
-    try:
-        return check(value)
-    except ValueError:
-        raise BuildError(f"binarize must be true/false or a threshold strictly between 0 and 1, got {value!r}") from None
+    """``binarize`` checked by its one rule (:func:`builder.params.check_binarize`), a :class:`BuildError` if broken."""
+    return params.check_binarize(value, error=BuildError)
 
 
 @dataclass(frozen=True)
@@ -51,6 +46,10 @@ class FitOptions:
     def __post_init__(self) -> None:
         if self.irt_params is not None:
             object.__setattr__(self, "irt_params", MappingProxyType(dict(self.irt_params)))
+        # the shared parameters, by their one rule (builder/params.py)
+        params.DIMS.optional(self.n_dims, error=BuildError)
+        params.DESIGN.check(self.design, error=BuildError)
+        params.N_SEEDS.check(self.n_seeds, error=BuildError)
         check_binarize(self.binarize)
 
     @classmethod

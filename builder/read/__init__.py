@@ -2,12 +2,14 @@
 
 Score tables (wide or long, parquet or CSV, read strictly) and the readers of
 :mod:`builder.read.sources` (lm-eval logs, Open LLM Leaderboard details, AlpacaEval, HELM, the
-legacy pickle) all land in a :class:`ResponseMatrix`: scores in [0, 1], NaN = not evaluated.
+legacy pickle) all land in a :class:`ResponseMatrix`: scores in [0, 1], NaN = not evaluated
+(a big wide parquet table is read straight into :class:`CompactScores`: 0/1 scores as bytes).
 :func:`ingest` detects each source's format, reads it model by model (a local process pool or a
 Dask cluster) and merges the parts; :func:`simulate_responses` makes a matrix from known IRT
 parameters. Later stages use only the names below.
 """
 
+from builder.read.compact import CompactScores, row_chunks
 from builder.read.csv_table import check_csv_shape
 from builder.read.ingest import FORMATS, IncompleteIngest, IngestResult, detect_source, ingest, ingest_with_report
 from builder.read.matrix import MatrixFormatError, ResponseMatrix, subscenario_of, table_format
@@ -26,6 +28,8 @@ __all__ = [
     # the matrix and score tables
     "ResponseMatrix", "MatrixFormatError", "subscenario_of", "table_format", "check_csv_shape", "is_table",
     "simulate_responses",
+    # compact storage of big matrices (0/1 scores as bytes, a separate mask) and its row blocks
+    "CompactScores", "row_chunks",
     # reading evaluation outputs
     "ingest", "ingest_with_report", "detect_source", "FORMATS", "IngestResult", "IncompleteIngest",
     "SourceError", "ModelUnavailable", "ClusterError", "UnitFailure",

@@ -33,15 +33,13 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from builder.errors import CsvFormatError, one_line
+
 __all__ = ["CsvFormatError", "read_header", "read_score_csv", "check_csv_shape"]
 
 #: the columns kept as text in a score table (model names, item ids)
 TEXT_COLUMNS = ("model", "item")
 _MISMATCH = re.compile(r"Expected (\d+) columns, got (\d+)")
-
-
-class CsvFormatError(ValueError):
-    """A CSV file whose layout cannot be read without guessing (the message names the file)."""
 
 
 def _open_text(path: Path) -> io.TextIOBase:
@@ -134,7 +132,7 @@ def _read_rows(path: Path, sep: str, names: list[str], include: Sequence[str] | 
     except pa.ArrowInvalid as exc:
         m = _MISMATCH.search(str(exc))
         if not m:
-            raise CsvFormatError(f"{path}: cannot read the rows: {_short(exc)}") from None
+            raise CsvFormatError(f"{path}: cannot read the rows: {one_line(exc, 200)}") from None
     expected, got = int(m.group(1)), int(m.group(2))
     if got == expected + 1:  # maybe a trailing comma on every data row
         extra = f"\0trailing-{len(names)}"
@@ -156,11 +154,6 @@ def _read_rows(path: Path, sep: str, names: list[str], include: Sequence[str] | 
     hint = " (a truncated line?)" if (bad[1] if bad else got) < expected else ""
     raise CsvFormatError(f"{path}: {where} but the header names {expected} columns{hint}; "
                          "refusing to guess which column is which")
-
-
-def _short(exc: BaseException, limit: int = 200) -> str:
-    text = " ".join(str(exc).split())
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _float_column(path: Path, name: str, col) -> np.ndarray:
@@ -238,7 +231,7 @@ def read_score_csv(path: str | os.PathLike, sep: str = ",", columns: Iterable[st
         return frame[frame["item"].isin(set(map(str, columns)))]
     text = {k: v for k, v in data.items() if k in TEXT_COLUMNS}
     numeric = [k for k in data if k not in TEXT_COLUMNS]
-    frame = pd.DataFrame(np.column_stack([data[k] for k in numeric]) if numeric else np.empty((table.num_rows, 0)),
+    frame = pd.DataFrame(np.column_stack([np.asarray(data[k]) for k in numeric]) if numeric else np.empty((table.num_rows, 0)),
                          columns=pd.Index(numeric, dtype=object))
     for i, (k, v) in enumerate(text.items()):
         frame.insert(i, k, v)

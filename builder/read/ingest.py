@@ -24,19 +24,18 @@ share, partially covered models, reader notes) is printed.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
-import numpy as np
-import pandas as pd
 
-from builder.read.matrix import MatrixFormatError, ResponseMatrix
+from builder.errors import IncompleteIngest
+from builder.progress import bar as progress_bar
+from builder.progress import get_logger, progress_enabled
+from builder.read.matrix import ResponseMatrix
 from builder.read.sources import SourceError
 from builder.read.sources._common import Options, Unit, UnitFailure, map_units, walk_files
 from builder.read.sources.reduce import MatrixReducer, matrix_to_parts, unit_keys
@@ -51,6 +50,8 @@ FORMATS = {
     "legacy_pickle": "legacy_pickle",
     "table": "tables",
 }
+
+_log = get_logger(__name__)
 
 __all__ = ["FORMATS", "detect_source", "ingest", "ingest_with_report", "IncompleteIngest", "IngestResult"]
 
@@ -129,26 +130,6 @@ def _sniff_json(path: Path) -> str | None:
     return None
 
 
-class IncompleteIngest(Exception):
-    """Some models could not be read even after their retries.
-
-    Attributes
-    ----------
-    matrix : ResponseMatrix or None
-        The matrix of every other model (None when no model could be read); its notes name
-        each failed model.
-    failures : list of UnitFailure
-        Model, source, last error and attempts of each failed unit, in source order.
-    """
-
-    def __init__(self, matrix: ResponseMatrix | None, failures: list[UnitFailure]):
-        self.matrix = matrix
-        self.failures = failures
-        first = failures[0]
-        more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
-        super().__init__(f"{len(failures)} model(s) could not be read: {first.model}: {first.error}{more}")
-
-
 @dataclass
 class IngestResult:
     """What :func:`ingest_with_report` read: the matrix and how it went."""
@@ -161,7 +142,8 @@ class IngestResult:
 
 
 class ModelProgress:
-    """Progress over models on stderr: a tqdm bar on a terminal, else a line every 10%.
+    """Progress over models on stderr: a bar (:func:`builder.progress.bar`) where bars show, else a
+    log line every 10% (the ``builder`` logger, INFO).
 
     Called with each unit's result; counts the failures. ``mode``: ``"auto"``, ``"bar"``,
     ``"log"`` or ``"none"``; a callable ``callback(done, total, failed)`` is also called.
@@ -173,16 +155,16 @@ class ModelProgress:
         self.failed = 0
         self.callback = callback
         self.stream = stream or sys.stderr
+        self._own_stream = stream is not None  # log lines to that stream; else to the builder logger
         if mode == "auto":
-            mode = "bar" if getattr(self.stream, "isatty", lambda: False)() else "log"
+            mode = "bar" if progress_enabled() else "log"
         self.mode = mode
         self._t0 = time.perf_counter()
         self._next_log = 0.1
         self._bar = None
         if mode == "bar" and total:
-            from tqdm.auto import tqdm
-
-            self._bar = tqdm(total=total, unit="model", desc="reading", file=self.stream, dynamic_ncols=True)
+            # asked for by name (--progress bar), or auto where bars show
+            self._bar = progress_bar(total=total, unit="model", desc="reading", file=self.stream, force=True)
 
     def __call__(self, result) -> None:
         self.done += 1
@@ -197,8 +179,11 @@ class ModelProgress:
                 self._next_log += 0.1
             dt = time.perf_counter() - self._t0
             failed = f", {self.failed} failed" if self.failed else ""
-            print(f"reading: {self.done}/{self.total} models ({100 * self.done / self.total:.0f}%){failed}, "
-                  f"{dt:.0f} s", file=self.stream, flush=True)
+            line = f"reading: {self.done}/{self.total} models ({100 * self.done / self.total:.0f}%){failed}, {dt:.0f} s"
+            if self._own_stream:
+                print(line, file=self.stream, flush=True)
+            else:
+                _log.info(line)
         if self.callback is not None:
             self.callback(self.done, self.total, self.failed)
 
@@ -246,7 +231,7 @@ def ingest_with_report(
     task: str | None = None,
     metric: str | None = None,
     filter: str | None = None,
-    content: str | Path | None = None,
+    content: str | os.PathLike | None = None,
     *,
     format: str | None = None,
     workers: int | None = None,
@@ -343,7 +328,7 @@ def ingest(
     task: str | None = None,
     metric: str | None = None,
     filter: str | None = None,
-    content: str | Path | None = None,
+    content: str | os.PathLike | None = None,
     *,
     format: str | None = None,
     workers: int | None = None,
@@ -396,4 +381,5 @@ def ingest(
     )
     if result.failures:
         raise IncompleteIngest(result.matrix, result.failures)
+    assert result.matrix is not None  # no failure: every model was read
     return result.matrix

@@ -15,30 +15,32 @@ benchmark with subscenarios (``abstract_algebra.12``); see :func:`subscenario_of
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
+from builder.errors import MatrixFormatError, one_line
+from builder.read.compact import CompactScores, read_wide_parquet, row_chunks, write_wide_parquet
+
 LONG_COLUMNS = ("model", "item", "score")
+#: a parquet table of more cells than this is written in row groups of this many cells
+BIG_TABLE_CELLS = 1 << 25
 #: columns of :attr:`ResponseMatrix.item_info` that every reader fills when it can
 ITEM_INFO_COLUMNS = ("scenario", "subscenario")
 
 
-class MatrixFormatError(ValueError):
-    """A score table that cannot be read as a response matrix (bad layout or values)."""
-
-
-@dataclass
 class ResponseMatrix:
     """Per-example scores of many models.
 
     Parameters
     ----------
-    scores : ndarray of shape (n_models, n_items)
-        Float scores in [0, 1]; NaN means "not evaluated".
+    scores : ndarray of shape (n_models, n_items), or CompactScores
+        Float scores in [0, 1]; NaN means "not evaluated". A
+        :class:`~builder.read.compact.CompactScores` (0/1 scores as bytes, soft scores exactly,
+        a separate mask) is kept as it is: the float64 matrix (:attr:`scores`) is then made only
+        if something asks for it, and the fit never does (:attr:`compact`).
     models : sequence of str, length n_models
         Model names, unique.
     items : sequence of str, length n_items
@@ -48,37 +50,35 @@ class ResponseMatrix:
         ``subscenario`` and any content columns (``prompt``, ``question``, ...).
     """
 
-    scores: np.ndarray
-    models: list[str]
-    items: list[str]
-    item_info: pd.DataFrame | None = None
-    notes: list[str] = field(default_factory=list)  # reader warnings, e.g. partial runs
-
-    def __post_init__(self) -> None:
-        if np.iscomplexobj(self.scores):
-            raise MatrixFormatError("scores are complex numbers; scores are real numbers in [0, 1]")
-        self.scores = np.asarray(self.scores, dtype=np.float64)
-        _check_names(self.models, "scores", "model name", "row")
-        _check_names(self.items, "scores", "item id", "column")
-        self.models = [str(m) for m in self.models]
-        self.items = [str(i) for i in self.items]
-        if self.scores.ndim != 2:
-            raise MatrixFormatError(f"scores must be 2-D (models x items), got shape {self.scores.shape}")
-        n, m = self.scores.shape
+    def __init__(self, scores, models, items, item_info: pd.DataFrame | None = None,
+                 notes: list[str] | None = None) -> None:
+        self.item_info = item_info
+        self.notes = list(notes) if notes is not None else []  # reader warnings, e.g. partial runs
+        self._dense: np.ndarray | None = None
+        self._compact: CompactScores | None = None
+        if isinstance(scores, CompactScores):
+            self._compact = scores
+            shape = scores.shape
+        else:
+            if np.iscomplexobj(scores):
+                raise MatrixFormatError("scores are complex numbers; scores are real numbers in [0, 1]")
+            self._dense = np.asarray(scores, dtype=np.float64)
+            shape = self._dense.shape
+        _check_names(models, "scores", "model name", "row")
+        _check_names(items, "scores", "item id", "column")
+        self.models = [str(m) for m in models]
+        self.items = [str(i) for i in items]
+        if len(shape) != 2:
+            raise MatrixFormatError(f"scores must be 2-D (models x items), got shape {shape}")
+        n, m = shape
         if len(self.models) != n:
             raise MatrixFormatError(f"{len(self.models)} model names for {n} score rows")
         if len(self.items) != m:
             raise MatrixFormatError(f"{len(self.items)} item ids for {m} score columns")
         _check_unique(self.models, "model name")
         _check_unique(self.items, "item id")
-        finite = self.scores[~np.isnan(self.scores)]
-        if np.isinf(finite).any():
-            raise MatrixFormatError("scores contain infinite values")
-        if finite.size and (finite.min() < 0.0 or finite.max() > 1.0):
-            bad = finite[(finite < 0) | (finite > 1)]
-            raise MatrixFormatError(
-                f"scores must lie in [0, 1]; found {bad.size} value(s) outside, e.g. {bad[0]!r}"
-            )
+        if self._dense is not None:
+            _check_range(self._dense)
         if self.item_info is not None:
             info = self.item_info.copy()
             info.index = info.index.astype(str)
@@ -87,15 +87,62 @@ class ResponseMatrix:
                 raise MatrixFormatError(f"item_info lacks {len(missing)} item(s), e.g. {missing[0]!r}")
             self.item_info = info.loc[self.items]
 
+    def __repr__(self) -> str:
+        kind = "dense" if self._dense is not None else "compact"
+        return f"ResponseMatrix({self.shape[0]} models x {self.shape[1]} items, {kind})"
+
+    # ------------------------------------------------------------ storage
+    @property
+    def scores(self) -> np.ndarray:
+        """The (n_models, n_items) float64 scores, NaN = not evaluated.
+
+        Made from the compact storage on first use when the matrix was built from one (8
+        bytes per cell: for a big matrix use :attr:`compact`)."""
+        if self._dense is None:
+            self._dense = self._store().dense()
+        return self._dense
+
+    @scores.setter
+    def scores(self, value: np.ndarray) -> None:
+        # as an attribute of the dataclass this was: no checks (a reader that checked every
+        # block on its way in sets the finished matrix this way)
+        self._dense = np.asarray(value, dtype=np.float64)
+        self._compact = None
+
+    @property
+    def storage(self) -> "np.ndarray | CompactScores":
+        """The scores as this matrix holds them: the float64 array, or CompactScores. A new
+        matrix over the same scores (other item ids or info) takes this, nothing is converted."""
+        return self._dense if self._dense is not None else self._store()
+
+    def score_rows(self, rows) -> np.ndarray:
+        """Float64 scores (NaN = not evaluated) of ``rows`` (a slice or indices), without making
+        the whole float matrix when the storage is compact."""
+        return self._dense[rows] if self._dense is not None else self._store().dense(rows)
+
+    @property
+    def compact(self) -> CompactScores:
+        """The scores as :class:`~builder.read.compact.CompactScores` (made once from the float64
+        matrix when the matrix was built from one)."""
+        if self._compact is None:
+            self._compact = CompactScores.from_dense(self.scores)
+        return self._compact
+
+    def _store(self) -> CompactScores:
+        """The compact storage of a matrix built from one (never None there)."""
+        if self._compact is None:
+            raise RuntimeError("ResponseMatrix holds neither dense nor compact scores")
+        return self._compact
+
     # ------------------------------------------------------------------ views
     @property
     def shape(self) -> tuple[int, int]:
-        return self.scores.shape
+        return self._dense.shape if self._dense is not None else self._store().shape
 
     @property
     def observed(self) -> np.ndarray:
         """Boolean mask of evaluated entries, shape (n_models, n_items)."""
-        return ~np.isnan(self.scores)
+        return ~np.isnan(self._dense) if self._dense is not None else self._store().observed()
 
     def subscenarios(self) -> np.ndarray:
         """Subscenario label of every item (from ``item_info`` or the item id)."""
@@ -115,7 +162,8 @@ class ResponseMatrix:
 
     def select_models(self, rows: Sequence[int] | np.ndarray) -> "ResponseMatrix":
         rows = np.asarray(rows)
-        return ResponseMatrix(self.scores[rows], [self.models[i] for i in rows], list(self.items), self.item_info)
+        scores = self._dense[rows] if self._dense is not None else self._store().take(rows=rows)
+        return ResponseMatrix(scores, [self.models[i] for i in rows], list(self.items), self.item_info)
 
     def canonical_order(self, scenario_order: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Row and column permutations that put the matrix in its canonical order.
@@ -144,17 +192,18 @@ class ResponseMatrix:
     def select_items(self, cols: Sequence[int] | np.ndarray) -> "ResponseMatrix":
         cols = np.asarray(cols)
         info = None if self.item_info is None else self.item_info.iloc[cols]
-        return ResponseMatrix(self.scores[:, cols], list(self.models), [self.items[j] for j in cols], info)
+        scores = self._dense[:, cols] if self._dense is not None else self._store().take(cols=cols)
+        return ResponseMatrix(scores, list(self.models), [self.items[j] for j in cols], info)
 
     def summary(self) -> dict:
         """Counts a user wants after reading: models, items, missing share, partial models."""
-        obs = self.observed
-        per_model = obs.sum(axis=1)
-        partial = [m for m, c in zip(self.models, per_model) if c < self.scores.shape[1]]
+        n, N = self.shape
+        per_model = (~np.isnan(self._dense)).sum(axis=1) if self._dense is not None else self._store().row_counts()
+        partial = [m for m, c in zip(self.models, per_model) if c < N]
         return {
-            "models": self.scores.shape[0],
-            "items": self.scores.shape[1],
-            "missing_share": float(1.0 - obs.mean()) if obs.size else 0.0,
+            "models": n,
+            "items": N,
+            "missing_share": float(1.0 - per_model.sum() / (n * N)) if n * N else 0.0,
             "models_with_partial_coverage": len(partial),
             "partial_models": partial,
         }
@@ -234,6 +283,12 @@ class ResponseMatrix:
             raise MatrixFormatError(f"{path} is a folder; give a score table file (.parquet or .csv)")
         name = path.name.lower()
         try:
+            if name.endswith((".parquet", ".pq")) and columns is None:
+                # a wide table of float columns goes straight into compact storage, a few hundred
+                # columns at a time; anything else (or a bad value) takes the pandas way below
+                streamed = _read_wide_streamed(path)
+                if streamed is not None:
+                    return streamed
             if name.endswith((".parquet", ".pq")):
                 df = _read_parquet(path, columns)
             elif name.endswith((".csv", ".csv.gz", ".tsv", ".txt")):
@@ -248,7 +303,7 @@ class ResponseMatrix:
         except ValueError as exc:  # CsvFormatError: the message names the file already
             raise MatrixFormatError(str(exc) if str(path) in str(exc) else f"{path}: {exc}") from exc
         except Exception as exc:  # pyarrow/pandas errors: name the file, hide the traceback
-            raise MatrixFormatError(f"{path}: cannot read table: {_one_line(exc)}") from exc
+            raise MatrixFormatError(f"{path}: cannot read table: {one_line(exc, 300)}") from exc
         return cls.from_frame(df, source=str(path), allow_no_items=columns is not None)
 
     def write(self, path: str | os.PathLike) -> Path:
@@ -258,6 +313,13 @@ class ResponseMatrix:
 
         path = Path(path)
         kind = table_format(path)
+        n, N = self.shape
+        if kind == "parquet" and n * N > BIG_TABLE_CELLS:
+            # a big matrix: row groups of a few hundred models, never the whole float64 frame
+            with atomic_output(path) as tmp:
+                write_wide_parquet(tmp, self.models, self.items, self.compact,
+                                   row_group_rows=max(64, BIG_TABLE_CELLS // max(N, 1)))
+            return path
         frame = self.to_frame()
         with atomic_output(path) as tmp:
             if kind == "csv":
@@ -297,11 +359,30 @@ def subscenario_of(item_id: str) -> str:
     return head if sep else ""
 
 
+def _check_range(Y: np.ndarray) -> None:
+    """Finite and in [0, 1] (NaN allowed), checked in blocks of rows (no full-size temporary)."""
+    chunks = row_chunks(Y.shape[0], Y.shape[1]) if Y.ndim == 2 else [slice(None)]
+    for sl in chunks:
+        if np.isinf(Y[sl]).any():
+            raise MatrixFormatError("scores contain infinite values")
+    count, first = 0, None
+    for sl in chunks:
+        blk = Y[sl]
+        bad = (blk < 0.0) | (blk > 1.0)
+        c = int(np.count_nonzero(bad))
+        if c and first is None:
+            first = blk[bad][0]
+        count += c
+    if count:
+        raise MatrixFormatError(f"scores must lie in [0, 1]; found {count} value(s) outside, e.g. {first!r}")
+
+
 def _check_unique(names: list[str], what: str) -> None:
-    if len(set(names)) != len(names):
-        seen: set[str] = set()
-        dup = next(n for n in names if n in seen or seen.add(n))
-        raise MatrixFormatError(f"duplicate {what}: {dup!r}")
+    seen: set[str] = set()
+    for n in names:
+        if n in seen:
+            raise MatrixFormatError(f"duplicate {what}: {n!r}")
+        seen.add(n)
 
 
 def _check_names(names: Iterable, source: str, what: str, where: str) -> None:
@@ -309,11 +390,6 @@ def _check_names(names: Iterable, source: str, what: str, where: str) -> None:
     for i, name in enumerate(names):
         if name is None or (isinstance(name, float) and np.isnan(name)) or not str(name).strip():
             raise MatrixFormatError(f"{source}: {where} {i + 1} has an empty {what}")
-
-
-def _one_line(exc: BaseException, limit: int = 300) -> str:
-    text = " ".join(str(exc).split())
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _to_float(df: pd.DataFrame, source: str) -> np.ndarray:
@@ -332,6 +408,16 @@ def _to_float(df: pd.DataFrame, source: str) -> np.ndarray:
         raise MatrixFormatError(f"{source}: cannot read scores as numbers: {exc}") from exc
 
 
+def _read_wide_streamed(path: Path) -> ResponseMatrix | None:
+    got = read_wide_parquet(path)
+    if got is None:
+        return None
+    models, items, store = got
+    _check_names(models, str(path), "model name", "row")
+    _check_names(items, str(path), "item id", "column")
+    return ResponseMatrix(store, models, items)
+
+
 def _read_parquet(path: Path, columns: Iterable[str] | None) -> pd.DataFrame:
     import pyarrow.parquet as pq
 
@@ -346,8 +432,7 @@ def _read_parquet(path: Path, columns: Iterable[str] | None) -> pd.DataFrame:
     names = set(schema.names)
     if set(LONG_COLUMNS).issubset(names):  # long layout: filter rows instead
         df = pd.read_parquet(path, columns=list(LONG_COLUMNS))
-        wanted = set(map(str, columns))
-        return df[df["item"].astype(str).isin(wanted)]
+        return df[df["item"].astype(str).isin(set(map(str, columns)))]
     wanted = [c for c in columns if c in names]
     index_cols = [c for c in (schema.pandas_metadata or {}).get("index_columns", []) if isinstance(c, str)]
     keep = [c for c in ("model",) if c in names and c not in index_cols]

@@ -6,6 +6,8 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
+from builder.params import DIMS, SEED
+from builder.read.compact import CompactScores, row_chunks
 from builder.read.matrix import ResponseMatrix
 
 
@@ -17,24 +19,45 @@ def simulate_responses(
     missing: float = 0.0,
     subscenarios: int = 0,
     soft: bool = False,
+    probabilities: bool = True,
 ) -> tuple[ResponseMatrix, dict]:
     """Draw 0/1 scores (or soft scores = the probabilities) from a 2PL model.
 
-    Returns the matrix and the true parameters ``{"theta", "A", "b", "P"}``. Item ids are
-    ``<index>``, or ``sub<s>.<index within s>`` with subscenarios.
+    Returns the matrix and the true parameters ``{"theta", "A", "b", "P"}`` (``"P"``, the
+    (n_models, n_items) float64 probabilities, only with ``probabilities=True``). Item ids are
+    ``<index>``, or ``sub<s>.<index within s>`` with subscenarios. The scores are drawn in
+    blocks of models into compact storage (one byte per 0/1 score), the same numbers as one
+    draw of the whole matrix.
     """
-    if n_models < 1 or n_items < 1 or n_dims < 1:
-        raise ValueError("n_models, n_items and n_dims must be positive")
+    if n_models < 1 or n_items < 1:
+        raise ValueError("n_models and n_items must be positive")
+    n_dims = DIMS.check(n_dims)
+    seed = SEED.check(seed)
     if not 0 <= missing < 1:
         raise ValueError(f"missing must be in [0, 1), got {missing!r}")
     rng = np.random.default_rng(seed)
     theta = rng.standard_normal((n_models, n_dims))
     A = np.abs(rng.normal(0.0, 1.0, (n_items, n_dims))) * (1.2 / np.sqrt(n_dims)) + 0.1
     b = rng.normal(0.0, 1.5, n_items)
-    P = expit(theta @ A.T - b)
-    Y = P.copy() if soft else (rng.random(P.shape) < P).astype(np.float64)
+    chunks = row_chunks(n_models, n_items)
+    keep_p = probabilities or soft
+    P_all = np.empty((n_models, n_items) if keep_p else (0, 0))
+    values: np.ndarray = np.empty((n_models, n_items) if not soft else (0, 0), dtype=np.uint8)
+    for sl in chunks:
+        P = expit(theta[sl] @ A.T - b)
+        if keep_p:
+            P_all[sl] = P
+        if not soft:  # the generator's uniforms in row-major order: the same draws as one call
+            values[sl] = rng.random(P.shape) < P
+    if soft:
+        values = P_all.copy() if probabilities else P_all
+    mask = None
     if missing:
-        Y[rng.random(Y.shape) < missing] = np.nan
+        mask = np.empty((n_models, n_items), dtype=bool)
+        for sl in chunks:
+            mask[sl] = ~(rng.random((sl.stop - sl.start, n_items)) < missing)
+        values[~mask] = 0
+    scores = CompactScores(values, mask)
     if subscenarios:
         sub = np.sort(rng.integers(0, subscenarios, n_items))
         counters: dict[int, int] = {}
@@ -47,4 +70,7 @@ def simulate_responses(
         items = [str(j) for j in range(n_items)]
         info = None
     models = [f"sim-model-{i:04d}" for i in range(n_models)]
-    return ResponseMatrix(Y, models, items, info), {"theta": theta, "A": A, "b": b, "P": P}
+    params = {"theta": theta, "A": A, "b": b}
+    if probabilities:
+        params["P"] = P_all
+    return ResponseMatrix(scores, models, items, info), params

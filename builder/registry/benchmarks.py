@@ -56,6 +56,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from builder.layout import name_problem
+from builder.params import ANCHORS
+
 POLO2024_BIBTEX = """@article{polo2024tinybenchmarks,
   title={tinyBenchmarks: evaluating LLMs with fewer examples},
   author={Maia Polo, Felipe and Weber, Lucas and Choshen, Leshem and Sun, Yuekai and Xu, Gongjun and Yurochkin, Mikhail},
@@ -327,13 +330,11 @@ _CONTENT_FROM = ("upstream", "source", "local")
 
 
 def validate_spec(spec: BenchmarkSpec) -> list[str]:
-    """Consistency problems of an entry (empty list: fine). Renderer names are checked
-    against :mod:`builder.registry.prompts` by the tests (no import cycle here)."""
+    """Consistency problems of an entry (empty list: fine); the tests check its renderer names."""
     out: list[str] = []
     if not spec.configs:
         out.append("no configs")
-    if spec.anchors < 1:
-        out.append("anchors must be >= 1")
+    out.extend(filter(None, [ANCHORS.problem(spec.anchors)]))
     if len(spec.configs) > 1 and not spec.joint:
         out.append("several configs but joint=False")
     for what, values in (("config names", [c.name for c in spec.configs]),
@@ -343,7 +344,9 @@ def validate_spec(spec: BenchmarkSpec) -> list[str]:
         if dup:
             out.append(f"duplicate {what}: {dup}")
     for c in spec.configs:
-        where = f"config {c.name!r}"
+        where = f"config {c.name!r:.120}"
+        out.extend(filter(None, [name_problem(c.name, "config name"), name_problem(c.harness_task or "x", "task name"),
+                                 *(name_problem(s, f"{where}: split", True) for s in (c.tiny_split, *c.full_splits))]))
         if c.tiny_split in c.full_splits:
             out.append(f"{where}: tiny split {c.tiny_split!r} also listed in full_splits")
         if len(set(c.full_splits)) != len(c.full_splits):

@@ -104,7 +104,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "RENDERERS", "FULL_SPLIT_RENDERERS", "SAMPLERS", "FULL_SPLIT_SAMPLERS", "TRUTHFULQA_QA_PROMPT", "MMLU_LETTERS",
     "render_mmlu", "render_arc", "render_hellaswag", "render_winogrande", "render_winogrande_full",
-    "render_truthfulqa", "render_gsm8k", "render_template", "hellaswag_preprocess", "mmlu_query", "arc_query",
+    "render_truthfulqa", "render_gsm8k", "render_template", "template_problems", "hellaswag_preprocess", "mmlu_query", "arc_query",
     "hellaswag_query", "winogrande_partial", "winogrande_gold", "winogrande_requests", "truthfulqa_query",
     "gsm8k_query", "harness_v1_schedule", "harness_v1_order", "fixed_sample", "select_fewshot", "render_split",
 ]
@@ -296,29 +296,104 @@ def render_gsm8k(row: Mapping, fewshot: Sequence[Mapping] = ()) -> str:
 
 # -------------------------------------------------------------- custom templates
 _TEMPLATES: dict[str, Any] = {}
+#: the largest string or list a template may build with ``*``, and the largest exponent of ``**``
+_MAX_REPEAT = 1_000_000
+_MAX_EXPONENT = 64
+#: tags that reach other templates (files): a prompt renders one content row and nothing else
+_LOADING_TAGS = {"Include": "{% include %}", "Import": "{% import %}", "FromImport": "{% from ... import %}",
+                 "Extends": "{% extends %}"}
+
+
+def _sandbox():
+    """jinja2's immutable sandbox, with ``*`` and ``**`` bounded: a spec is untrusted input.
+
+    The sandbox refuses attributes that reach Python internals (names starting with ``_``,
+    function globals, frames...) and methods that modify a row's lists or dicts; a template
+    cannot load other templates (no loader). ``'x' * 10**12`` or ``10 ** 10 ** 10`` would
+    exhaust memory or time: they are refused too.
+    """
+    from jinja2 import StrictUndefined
+    from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
+
+    class PromptSandbox(ImmutableSandboxedEnvironment):
+        intercepted_binops = frozenset({"*", "**"})
+
+        def call_binop(self, context, operator, left, right):
+            if operator == "**" and isinstance(right, (int, float)) and (
+                    abs(right) > _MAX_EXPONENT or isinstance(left, int) and left.bit_length() * abs(right) > 4096):
+                raise SecurityError(f"{left!r:.40} ** {right!r:.40} is too large a power")
+            if operator == "*":
+                for seq, n in ((left, right), (right, left)):
+                    if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and len(seq) * n > _MAX_REPEAT:
+                        raise SecurityError(f"repeating a {type(seq).__name__} {n} times makes more than "
+                                            f"{_MAX_REPEAT:,} elements")
+            return super().call_binop(context, operator, left, right)
+
+    return PromptSandbox(undefined=StrictUndefined, keep_trailing_newline=True, autoescape=False)
+
+
+def template_problems(template: str) -> list[str]:
+    """Why a spec's template is refused (empty list: it may be rendered), from its syntax alone.
+
+    Loading tags (``{% include %}``, ``{% import %}``, ``{% from %}``, ``{% extends %}``),
+    attributes or keys starting with ``_`` (``x.__class__``, ``x['__init__']``) and the
+    ``attr`` filter are refused: what they reach is never a column of the row. Whatever a
+    template assembles while rendering is checked again by the sandbox (:func:`render_template`).
+    """
+    import jinja2
+    from jinja2 import nodes
+
+    try:
+        ast = _sandbox().parse(template)
+    except jinja2.TemplateSyntaxError as exc:
+        return [f"not a valid jinja2 template: {exc.message} (line {exc.lineno})"]
+    out = []
+    for node in ast.find_all(nodes.Node):
+        kind = type(node).__name__
+        if kind in _LOADING_TAGS:
+            out.append(f"{_LOADING_TAGS[kind]} is not allowed (line {node.lineno}): a template renders one row "
+                       "and cannot read other templates or files")
+        elif isinstance(node, nodes.Getattr) and node.attr.startswith("_"):
+            out.append(f"attribute {node.attr!r} is not allowed (line {node.lineno}): names starting with _ "
+                       "reach Python internals, not the row")
+        elif (isinstance(node, nodes.Getitem) and isinstance(node.arg, nodes.Const)
+              and isinstance(node.arg.value, str) and node.arg.value.startswith("_")):
+            out.append(f"key {node.arg.value!r} is not allowed (line {node.lineno}): names starting with _ "
+                       "reach Python internals, not the row")
+        elif isinstance(node, nodes.Filter) and node.name == "attr":
+            out.append(f"the attr filter is not allowed (line {node.lineno}): use row.column or row['column']")
+    return list(dict.fromkeys(out))
 
 
 def render_template(template: str, row: Mapping) -> str:
     """A custom benchmark's jinja2 ``prompt`` rendered with the row's columns as variables.
 
-    Undefined names are errors (a typo in a column name must not render an empty string);
-    numpy arrays become lists. The template's trailing newline is kept.
+    Rendered in jinja2's immutable sandbox (:func:`_sandbox`): a spec is untrusted input, and
+    its template must not reach anything but the row. Undefined names are errors (a typo in a
+    column name must not render an empty string); numpy arrays become lists. The template's
+    trailing newline is kept. Every problem is a ValueError starting with ``prompt template:``.
     """
     import jinja2
+    from jinja2.sandbox import SecurityError
 
     compiled = _TEMPLATES.get(template)
     if compiled is None:
-        env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
-        try:
-            compiled = env.from_string(template)
-        except jinja2.TemplateSyntaxError as exc:
-            raise ValueError(f"prompt template: {exc.message} (line {exc.lineno})") from None
+        problems = template_problems(template)
+        if problems:
+            raise ValueError(f"prompt template: {'; '.join(problems)}")
+        compiled = _sandbox().from_string(template)
         _TEMPLATES[template] = compiled
     values = {str(k): (v.tolist() if hasattr(v, "tolist") and not isinstance(v, str) else v) for k, v in row.items()}
     try:
         return compiled.render(**values)
+    except SecurityError as exc:
+        raise ValueError(f"prompt template: refused by the sandbox: {exc}") from None
     except jinja2.UndefinedError as exc:
         raise ValueError(f"prompt template: {exc.message}; the row has columns {', '.join(map(str, row))}") from None
+    except jinja2.TemplateError as exc:  # e.g. a loading tag that slipped through: never an unexpected error
+        raise ValueError(f"prompt template: {type(exc).__name__}: {exc}") from None
+    except (TypeError, ValueError, ArithmeticError, LookupError) as exc:  # an expression that fails on this row
+        raise ValueError(f"prompt template: {type(exc).__name__} while rendering a row: {exc}") from None
 
 
 Renderer = Callable[[Mapping, Sequence[Mapping]], str]
@@ -486,9 +561,10 @@ def render_split(config: "ConfigSpec", rows: Sequence[Mapping],
     if config.renderer is None:
         raise ValueError(f"{config.name}: this config has no input_formatted renderer")
     if config.renderer == TEMPLATE_RENDERER:
-        if not getattr(config, "prompt_template", None):
+        template = getattr(config, "prompt_template", None)
+        if not template:
             raise ValueError(f"{config.name}: renderer 'template' without a prompt template")
-        return [render_template(config.prompt_template, row) for row in rows]
+        return [render_template(template, row) for row in rows]
     tiny = (split or config.tiny_split) == config.tiny_split
     render = None if tiny else FULL_SPLIT_RENDERERS.get(config.renderer)
     if render is None:

@@ -29,6 +29,13 @@ Hub dataset to take the content from when ``--content`` does not give it). ``[ha
 with a prompt), ``doc_to_choice``, ``doc_to_target``, ``metric`` (default ``acc``),
 ``until`` (stop strings of ``generate_until``).
 
+A spec is untrusted input, as a dataset is: ``config``, ``split`` and the harness ``task`` become
+file and folder names of the build, so they must be plain names (letters, digits, ``_ . -``; a
+split also follows datasets' rule); a path separator, ``..``, an absolute path or a control
+character is a :class:`SpecError` when the file is loaded, before anything is written. The
+``prompt`` renders in jinja2's sandbox; loading tags and ``_`` attributes are refused in it and
+in the ``[harness]`` templates (:func:`builder.registry.prompts.template_problems`).
+
 :func:`load_spec_file` reads and checks a file into a :class:`~builder.registry.benchmarks.BenchmarkSpec`
 (one config, fitted alone); every problem is a :class:`SpecError` naming the file and the key.
 The spec travels with what is built from it: the manifest keeps the checked mapping
@@ -41,9 +48,13 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping, overload
 
+from builder.errors import SpecError
+from builder.layout import name_problem
+from builder.params import ANCHORS
 from builder.registry.benchmarks import REGISTRY, BenchmarkSpec, ConfigSpec, validate_spec
+from builder.registry.prompts import template_problems
 
 __all__ = ["SpecError", "load_spec_file", "spec_from_mapping", "HARNESS_OUTPUT_TYPES", "HARNESS_METRICS",
            "LM_EVAL_TINY_TASKS"]
@@ -57,13 +68,14 @@ HARNESS_METRICS = {"multiple_choice": ("acc", "acc_norm"), "loglikelihood": ("ac
 LM_EVAL_TINY_TASKS = ("tinyArc", "tinyBenchmarks", "tinyGSM8k", "tinyHellaswag", "tinyMMLU", "tinyTruthfulQA",
                       "tinyTruthfulQA_mc1", "tinyWinogrande")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}$")
-_IDENT_RE = re.compile(r"^[A-Za-z_][\w.-]*$")
 
 
-class SpecError(ValueError):
-    """A custom benchmark spec that cannot describe a tiny benchmark (the message names the key)."""
-
-
+@overload
+def _str(data: Mapping, key: str, where: str, default: str, required: bool = False) -> str: ...
+@overload
+def _str(data: Mapping, key: str, where: str, default: None = None, *, required: Literal[True]) -> str: ...
+@overload
+def _str(data: Mapping, key: str, where: str, default: None = None, required: bool = False) -> str | None: ...
 def _str(data: Mapping, key: str, where: str, default: str | None = None, required: bool = False) -> str | None:
     if key not in data:
         if required:
@@ -99,8 +111,7 @@ def _harness(data: Any, name: str, has_prompt: bool, where: str) -> tuple[str, s
     if bad:
         raise SpecError(f"{where}: unknown key(s) {bad} (known: {sorted(_HARNESS_KEYS)})")
     task = _str(data, "task", where, default=name)
-    if not _IDENT_RE.fullmatch(task):
-        raise SpecError(f"{where}: task must be a name (letters, digits, _ . -), got {task!r}")
+    _plain(task, "task", where)  # lm_eval/<task>.yaml
     if task in LM_EVAL_TINY_TASKS:
         raise SpecError(f"{where}: task {task!r} is one of lm-evaluation-harness's own tasks (lm-eval would run "
                         "one of the two without saying which); choose another with task = \"<name>\"")
@@ -114,6 +125,10 @@ def _harness(data: Any, name: str, has_prompt: bool, where: str) -> tuple[str, s
     doc_to_text = _str(data, "doc_to_text", where, default="{{input_formatted}}" if has_prompt else None)
     if doc_to_text is None:
         raise SpecError(f"{where}: doc_to_text is required without a prompt template")
+    # lm-eval renders these (with its own, unsandboxed jinja2) wherever the task runs: same rule as the prompt
+    for key in ("doc_to_text", "doc_to_choice", "doc_to_target"):
+        if isinstance(data.get(key), str):
+            _template(data[key], key, where)
     settings: dict[str, Any] = {"output_type": output_type, "doc_to_text": doc_to_text}
     choice = data.get("doc_to_choice")
     if output_type == "multiple_choice":
@@ -156,18 +171,12 @@ def spec_from_mapping(data: Mapping[str, Any], where: str = "spec") -> Benchmark
     if "@" not in citation or "{" not in citation:
         raise SpecError(f"{where}: citation must be a BibTeX entry (@article{{...}})")
     id_col = _str(data, "item_id_column", where, default="item_id")
-    split = _str(data, "split", where, default="test")
+    split = _plain(_str(data, "split", where, default="test"), "split", where, split=True)  # <config>/<split>-...
+    config_name = _plain(_str(data, "config", where, default="default"), "config", where)  # a folder of the build
     prompt = _str(data, "prompt", where)
     if prompt is not None:
-        import jinja2
-
-        try:
-            jinja2.Environment().parse(prompt)
-        except jinja2.TemplateSyntaxError as exc:
-            raise SpecError(f"{where}: prompt is not a valid jinja2 template: {exc.message} (line {exc.lineno})") from None
-    anchors = data.get("anchors", 100)
-    if not isinstance(anchors, int) or isinstance(anchors, bool) or anchors < 1:
-        raise SpecError(f"{where}: anchors must be a positive integer, got {anchors!r}")
+        _template(prompt, "prompt", where)
+    anchors = ANCHORS.check(data.get("anchors", 100), f"{where}: anchors", error=SpecError)
     columns = _str_list(data, "columns", where)
     if columns:
         columns = tuple(c for c in columns if c != "input_formatted")
@@ -181,7 +190,7 @@ def spec_from_mapping(data: Mapping[str, Any], where: str = "spec") -> Benchmark
     if "harness" in data:
         harness_task, harness_metric, harness_config = _harness(data["harness"], name, prompt is not None, where)
     config = ConfigSpec(
-        name=_str(data, "config", where, default="default"),
+        name=config_name,
         scenario=_str(data, "scenario", where, default=source_task or name),
         tiny_split=split, columns=columns,
         upstream=upstream, upstream_config=_str(data, "upstream_config", where),
@@ -196,7 +205,7 @@ def spec_from_mapping(data: Mapping[str, Any], where: str = "spec") -> Benchmark
         license=license_, task_categories=_str_list(data, "task_categories", where),
         task_ids=_str_list(data, "task_ids", where), source_citation=citation,
         description=_str(data, "description", where, default=""), anchors=anchors,
-        custom=_plain(data),
+        custom=_plain_values(data),
     )
     problems = validate_spec(spec)
     if problems:
@@ -204,9 +213,24 @@ def spec_from_mapping(data: Mapping[str, Any], where: str = "spec") -> Benchmark
     return spec
 
 
-def _plain(data: Mapping) -> dict:
+def _template(text: str, key: str, where: str) -> None:
+    """A SpecError unless ``text`` is a jinja2 template that reaches nothing but its row."""
+    problems = template_problems(text)
+    if problems:
+        raise SpecError(f"{where}: {key}: " + "; ".join(problems))
+
+
+def _plain(value: str, key: str, where: str, split: bool = False) -> str:
+    """``value`` when it is a plain name (it becomes a file or folder name of the build), else a SpecError."""
+    problem = name_problem(value, key, split=split)
+    if problem:
+        raise SpecError(f"{where}: {problem}")
+    return value
+
+
+def _plain_values(data: Mapping) -> dict:
     """The spec's keys as plain JSON values (TOML gives only these types), in file order."""
-    return {k: (_plain(v) if isinstance(v, Mapping) else list(v) if isinstance(v, (list, tuple)) else v)
+    return {k: (_plain_values(v) if isinstance(v, Mapping) else list(v) if isinstance(v, (list, tuple)) else v)
             for k, v in data.items()}
 
 
@@ -215,7 +239,7 @@ def load_spec_file(path: str | os.PathLike) -> BenchmarkSpec:
     try:
         import tomllib  # Python >= 3.11
     except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+        import tomli as tomllib  # type: ignore[no-redef,unused-ignore]
     path = Path(path)
     try:
         with open(path, "rb") as fh:

@@ -3,8 +3,10 @@
 ::
 
     [release]
-    org = "tinyBenchmarks"            # Hub namespace: repos are <org>/<name>
+    org = "your-org"                  # optional Hub namespace: repos are <org>/<name> (default: your
+                                      # token's own namespace, whoami; with no token a local release)
     private = false                   # optional: create new repos private
+    fallback = "release-example.toml" # optional: released instead when none of the inputs below exist
 
     [[benchmark]]
     name = "tinyAlpacaEval"           # a registered benchmark (builder.registry.benchmarks)
@@ -32,14 +34,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from builder.registry import BenchmarkSpec
-from builder.dataset import BuildOptions, check_repo_id
-from builder.errors import BuildError
+from builder.dataset import BuildOptions, check_repo_id, hub_id_problem
+from builder import params
+from builder.errors import BuildError, ConfigError, ReleaseError
 
 __all__ = [
     "ReleaseError", "ConfigError", "parse_version", "version_tag", "tag_version", "latest_release_below",
@@ -47,29 +49,11 @@ __all__ = [
 ]
 
 
-class ReleaseError(Exception):
-    """A problem the user can fix (config, version, refused tag, failed upload): the CLI
-    prints its message and exits non-zero without a traceback."""
-
-
-class ConfigError(ReleaseError):
-    """A bad argument or release config (exit status 2)."""
-
-
 # ============================================================================ versions
-_VERSION_RE = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
-_TAG_RE = re.compile(r"^v((?:0|[1-9]\d*)\.(?:0|[1-9]\d*)\.(?:0|[1-9]\d*))$")
-
-
 def parse_version(version: str) -> tuple[int, int, int]:
-    """``"1.2.0"`` -> ``(1, 2, 0)``; a leading ``v`` is accepted. ConfigError otherwise."""
-    text = str(version).strip()
-    if text.startswith("v"):
-        text = text[1:]
-    m = _VERSION_RE.match(text)
-    if not m:
-        raise ConfigError(f"invalid version {version!r}: use MAJOR.MINOR.PATCH with plain numbers, e.g. 1.0.0")
-    return int(m.group(1)), int(m.group(2)), int(m.group(3))
+    """``"1.2.0"`` -> ``(1, 2, 0)``; a leading ``v`` is accepted. ConfigError otherwise (the one
+    version rule, :func:`builder.params.parse_version`, parsed by ``packaging.version``)."""
+    return params.parse_version(version, error=ConfigError)
 
 
 def normalize_version(version: str) -> str:
@@ -84,8 +68,12 @@ def version_tag(version: str) -> str:
 
 def tag_version(tag: str) -> tuple[int, int, int] | None:
     """``"v1.2.0"`` -> ``(1, 2, 0)``; None for any other tag."""
-    m = _TAG_RE.match(tag)
-    return parse_version(m.group(1)) if m else None
+    if not (isinstance(tag, str) and tag.startswith("v") and tag[1:2].isdigit()):
+        return None
+    try:
+        return parse_version(tag[1:])
+    except ConfigError:
+        return None
 
 
 def latest_release_below(tags: Iterable[str], version: str) -> str | None:
@@ -156,6 +144,44 @@ class ReleaseConfig:
     org: str
     benchmarks: tuple[BenchmarkEntry, ...]
     private: bool = False
+    #: ``[release] fallback``: the config released instead when none of this one's inputs exist
+    fallback: Path | None = None
+    #: where ``org`` comes from: ``"config"`` (``[release] org``), ``"token"`` (the Hub token's own
+    #: namespace, ``whoami``) or ``"local"`` (neither: a local release, which ``--push`` refuses)
+    org_from: str = "config"
+    #: the config whose inputs were missing when this one is its fallback (else None), and those inputs
+    fallback_from: Path | None = None
+    fallback_missing: tuple[Path, ...] = ()
+
+    def inputs(self) -> list[Path]:
+        """The local input files and folders (responses, local content), in config order, no repeats."""
+        out: dict[Path, None] = {}
+        for b in self.benchmarks:
+            out.update(dict.fromkeys(b.responses))
+            out.update(dict.fromkeys(Path(v) for v in (b.content or {}).values() if not _is_hub_value(v)))
+        return list(out)
+
+    def describe_inputs(self, cwd: str | os.PathLike | None = None) -> str:
+        """One line saying which data the release reads: the folders of its inputs (relative to
+        ``cwd`` when below it) and the config, and why, for a fallback."""
+        base = Path(cwd or os.getcwd()).resolve()
+
+        def show(p: Path) -> str:  # relative when that is shorter
+            try:
+                rel = os.path.relpath(p, base)
+            except ValueError:  # another drive (Windows)
+                return str(p)
+            return rel if len(rel) <= len(str(p)) else str(p)
+
+        folders = ", ".join(dict.fromkeys(show(p.parent) for p in self.inputs())) or "(no local inputs)"
+        line = f"data: {folders} ({show(self.path.resolve())})"
+        if self.fallback_from is not None:
+            try:
+                where = f" (nothing under {show(Path(os.path.commonpath(self.fallback_missing)))})"
+            except ValueError:  # no inputs, or on several drives
+                where = ""
+            line += (f", the fallback of {show(self.fallback_from.resolve())}: none of its inputs exist here{where}")
+        return line
 
     def select(self, names: Sequence[str] | None) -> "ReleaseConfig":
         """Only the benchmarks in ``names`` (ConfigError if one is not in the config)."""
@@ -168,15 +194,13 @@ class ReleaseConfig:
         return dataclasses.replace(self, benchmarks=tuple(b for b in self.benchmarks if b.name in names))
 
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}$")
-_REPO_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
-_HUB_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
 #: file endings taken as local data files (not Hub dataset ids) in ``content``
 _DATA_SUFFIXES = (".parquet", ".csv", ".tsv", ".json", ".jsonl", ".arrow", ".pkl", ".pickle", ".txt", ".gz", ".zip")
 
 
-def _is_int(v: Any, minimum: int) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and v >= minimum
+def _rule(rule: params.IntRule) -> Callable[[Any], bool]:
+    """A config key checked by a shared parameter's one rule (builder/params.py)."""
+    return lambda value: rule.problem(value) is None
 
 
 @dataclass(frozen=True)
@@ -187,17 +211,19 @@ class _Key:
     message: str  # formatted with value=...
 
 
-#: [release] keys (``org`` is required)
+#: [release] keys (all optional: without ``org``, the token's own namespace)
 _RELEASE_KEYS = {
-    "org": _Key(lambda v: isinstance(v, str) and bool(_NAME_RE.match(v)),
+    "org": _Key(lambda v: hub_id_problem(v, "org", (0,)) is None,
                 "[release] org must be a Hub user or organization name, got {value!r}"),
     "private": _Key(lambda v: isinstance(v, bool), "[release] private must be true or false, got {value!r}"),
+    "fallback": _Key(lambda v: isinstance(v, str) and bool(v.strip()),
+                     "[release] fallback must be the path of another release config, got {value!r}"),
 }
 #: [[benchmark]] scalar keys (``name``, ``responses`` and ``content`` are checked on their own)
 _BENCHMARK_KEYS = {
-    "anchors": _Key(lambda v: _is_int(v, 1), "anchors must be a positive integer, got {value!r}"),
-    "seed": _Key(lambda v: _is_int(v, 0), "seed must be a non-negative integer, got {value!r}"),
-    "repo": _Key(lambda v: isinstance(v, str) and bool(_REPO_RE.match(v)), 'repo must be "owner/name", got {value!r}'),
+    "anchors": _Key(_rule(params.ANCHORS), f"anchors {params.ANCHORS.text}, got {{value!r}}"),
+    "seed": _Key(_rule(params.SEED), f"seed {params.SEED.text}, got {{value!r}}"),
+    "repo": _Key(lambda v: hub_id_problem(v, "repo") is None, 'repo must be "owner/name", got {value!r}'),
 }
 _BENCHMARK_KEYS["allow_missing_content"] = _Key(lambda v: isinstance(v, bool),
                                                 "allow_missing_content must be true or false, got {value!r}")
@@ -208,7 +234,7 @@ def _load_toml(path: Path) -> dict:
     try:
         import tomllib  # Python >= 3.11
     except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+        import tomli as tomllib  # type: ignore[no-redef,unused-ignore]
     try:
         with open(path, "rb") as fh:
             return tomllib.load(fh)
@@ -235,6 +261,11 @@ def _checked(table: Mapping[str, Any], keys: Mapping[str, _Key], ctx: str) -> di
     return out
 
 
+def _is_hub_value(value: str) -> bool:
+    """A resolved ``content`` value that names a Hub dataset (local paths are absolute once resolved)."""
+    return value.startswith("hub:") or not os.path.isabs(value)
+
+
 def _is_local_path(value: str, base: Path) -> bool:
     """``content`` values: a local path, or else an upstream Hub dataset id."""
     if value.startswith("hub:"):
@@ -252,7 +283,7 @@ def _resolve(value: str, base: Path) -> Path:
 
 
 def _responses_by_config(value: dict, spec: BenchmarkSpec, base: Path, ctx: str,
-                         check_paths: bool) -> dict[str, tuple[Path, ...]]:
+                         missing: list | None) -> dict[str, tuple[Path, ...]]:
     """``responses = { CONFIG = "path" or [paths] }``: a bundle's responses per config."""
     if len(spec.configs) < 2:
         raise ConfigError(f"{ctx}: responses per config (a table) are for bundles; {spec.name} has one config: "
@@ -263,23 +294,22 @@ def _responses_by_config(value: dict, spec: BenchmarkSpec, base: Path, ctx: str,
         raise ConfigError(f"{ctx}: responses for unknown config(s) {bad}; {spec.name} has: {', '.join(names)}")
     if not value:
         raise ConfigError(f"{ctx}: responses = {{}} names no config")
-    return {k: _responses(v, base, f"{ctx}: responses.{k}", check_paths) for k, v in value.items()}
+    return {k: _responses(v, base, f"{ctx}: responses.{k}", missing) for k, v in value.items()}
 
 
-def _responses(value: Any, base: Path, ctx: str, check_paths: bool) -> tuple[Path, ...]:
+def _responses(value: Any, base: Path, ctx: str, missing: list | None) -> tuple[Path, ...]:
     values = [value] if isinstance(value, str) else value
     if not isinstance(values, list) or not values or not all(isinstance(r, str) and r for r in values):
         raise ConfigError(f"{ctx}: responses must be a path or a list of paths (anything `builder ingest` reads)"
                           ", or for a bundle a table of them per config")
     paths = tuple(_resolve(r, base) for r in values)
-    if check_paths:
-        for r, p in zip(values, paths):
-            if not p.exists():
-                raise ConfigError(f"{ctx}: responses {r!r} not found (looked at {p})")
+    if missing is not None:
+        missing += [(f"{ctx}: responses {r!r} not found (looked at {p})", p)
+                    for r, p in zip(values, paths) if not p.exists()]
     return paths
 
 
-def _content(value: Any, base: Path, ctx: str, check_paths: bool) -> dict[str, str] | None:
+def _content(value: Any, base: Path, ctx: str, missing: list | None) -> dict[str, str] | None:
     if value is None:
         return None
     if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) and v for k, v in value.items()):
@@ -288,10 +318,10 @@ def _content(value: Any, base: Path, ctx: str, check_paths: bool) -> dict[str, s
     for split, v in value.items():
         if _is_local_path(v, base):
             p = _resolve(v, base)
-            if check_paths and not p.exists():
-                raise ConfigError(f"{ctx}: content for split {split!r}: {v!r} not found (looked at {p})")
+            if missing is not None and not p.exists():
+                missing.append((f"{ctx}: content for split {split!r}: {v!r} not found (looked at {p})", p))
             out[split] = str(p)
-        elif _HUB_ID_RE.match(v.removeprefix("hub:")):
+        elif hub_id_problem(v.removeprefix("hub:"), "content", (0, 1)) is None:
             out[split] = v
         else:
             raise ConfigError(f"{ctx}: content for split {split!r}: {v!r} is neither an existing "
@@ -300,7 +330,7 @@ def _content(value: Any, base: Path, ctx: str, check_paths: bool) -> dict[str, s
 
 
 def _benchmark(t: Any, i: int, where: str, base: Path, registered: Iterable[str], seen: set[str],
-               check_paths: bool) -> BenchmarkEntry:
+               missing: list | None) -> BenchmarkEntry:
     ctx = f"{where}: [[benchmark]] #{i}"
     if not isinstance(t, dict):
         raise ConfigError(f"{ctx}: must be a table")
@@ -328,11 +358,11 @@ def _benchmark(t: Any, i: int, where: str, base: Path, registered: Iterable[str]
     if isinstance(responses, dict):
         from builder.registry import get_benchmark
 
-        by_config = _responses_by_config(responses, spec or get_benchmark(name), base, ctx, check_paths)
+        by_config = _responses_by_config(responses, spec or get_benchmark(name), base, ctx, missing)
         paths = tuple(p for ps in by_config.values() for p in ps)
     else:
-        paths = _responses(responses, base, ctx, check_paths)
-    return BenchmarkEntry(name=name, responses=paths, content=_content(t.get("content"), base, ctx, check_paths),
+        paths = _responses(responses, base, ctx, missing)
+    return BenchmarkEntry(name=name, responses=paths, content=_content(t.get("content"), base, ctx, missing),
                           spec=spec, responses_by_config=by_config, **_checked(t, _BENCHMARK_KEYS, ctx))
 
 
@@ -354,11 +384,32 @@ def load_config(path: str | os.PathLike, *, check_paths: bool = True) -> Release
     Relative paths resolve against the config file's folder. ``content`` values are local
     paths when they start with ``/``, ``./``, ``../`` or ``~``, end with a data-file suffix or
     exist; anything else is an upstream Hub dataset id (``owner/name`` or ``hub:owner/name``).
-    With ``check_paths`` local paths must exist. Raises :class:`ConfigError` on any problem.
+    With ``check_paths`` local paths must exist: when none of them does and ``[release]
+    fallback = "OTHER.toml"`` is set, OTHER (relative to this file) is loaded instead and
+    returned with ``fallback_from`` set (its own inputs must exist); when some are missing the
+    error names every missing one. Raises :class:`ConfigError` on any problem.
     """
+    config, missing = _load_config(Path(path), check_paths)
+    if not missing:
+        return config
+    if config.fallback is not None and len(missing) == len(config.inputs()):
+        if not config.fallback.is_file():
+            raise ConfigError(f"{path}: none of its inputs exist and its fallback config {config.fallback} "
+                              "is not there either")
+        other, still = _load_config(config.fallback, True)
+        if still:
+            raise ConfigError(f"{missing[0][0]}; the fallback config has missing inputs too: {still[0][0]}")
+        return dataclasses.replace(other, fallback=None, fallback_from=config.path,
+                                   fallback_missing=tuple(p for _, p in missing))
+    first, rest = missing[0][0], [str(p) for _, p in missing[1:]]
+    more = f"; {len(rest)} more input(s) missing: {', '.join(rest[:5])}{', ...' if len(rest) > 5 else ''}" if rest else ""
+    raise ConfigError(first + more)
+
+
+def _load_config(path: Path, check_paths: bool) -> tuple[ReleaseConfig, list[tuple[str, Path]]]:
+    """The config and (with ``check_paths``) its missing inputs: ``[(message, path), ...]``."""
     from builder.registry import REGISTRY
 
-    path = Path(path)
     data = _load_toml(path)
     base = path.resolve().parent
     where = str(path)
@@ -367,23 +418,29 @@ def load_config(path: str | os.PathLike, *, check_paths: bool = True) -> Release
         raise ConfigError(f"{where}: unknown top-level key(s) {sorted(unknown_top)}; expected [release] and [[benchmark]]")
     rel = data.get("release")
     if not isinstance(rel, dict):
-        raise ConfigError(f"{where}: missing [release] table with org = \"...\"")
+        raise ConfigError(f"{where}: missing [release] table (org = \"...\", or nothing to use your own namespace)")
     bad = set(rel) - set(_RELEASE_KEYS)
     if bad:
         raise ConfigError(f"{where}: unknown key(s) in [release]: {sorted(bad)} (known: {sorted(_RELEASE_KEYS)})")
     release = _checked(rel, _RELEASE_KEYS, where)
-    if "org" not in release:
-        raise ConfigError(f"{where}: {_RELEASE_KEYS['org'].message.format(value=None)}")
+    if "org" in release:
+        org, org_from = release["org"], "config"
+    else:  # never a default organisation: the token's own namespace, or a local release
+        from builder.dataset import LOCAL_NAMESPACE, own_namespace
+
+        mine = own_namespace()
+        org, org_from = (mine, "token") if mine else (LOCAL_NAMESPACE, "local")
     tables = data.get("benchmark")
     if tables is None:
         raise ConfigError(f"{where}: no [[benchmark]] tables: nothing to release")
     if not isinstance(tables, list):
         raise ConfigError(f"{where}: write benchmarks as [[benchmark]] (an array of tables)")
     seen: set[str] = set()
-    entries = [_benchmark(t, i, where, base, REGISTRY, seen, check_paths) for i, t in enumerate(tables, 1)]
+    missing: list[tuple[str, Path]] | None = [] if check_paths else None
+    entries = [_benchmark(t, i, where, base, REGISTRY, seen, missing) for i, t in enumerate(tables, 1)]
     if not entries:
         raise ConfigError(f"{where}: no [[benchmark]] tables: nothing to release")
-    repos = [e.repo_id(release["org"]) for e in entries]
+    repos = [e.repo_id(org) for e in entries]
     for e, repo in zip(entries, repos):
         try:
             check_repo_id(repo, "repo" if e.repo else "the repository <org>/<name>")
@@ -392,5 +449,9 @@ def load_config(path: str | os.PathLike, *, check_paths: bool = True) -> Release
     dup = sorted({r for r in repos if repos.count(r) > 1})
     if dup:
         raise ConfigError(f"{where}: several benchmarks publish to {', '.join(dup)}")
-    return ReleaseConfig(path=path, org=release["org"], benchmarks=tuple(entries),
-                         private=release.get("private", False))
+    fallback = _resolve(release["fallback"], base) if "fallback" in release else None
+    if fallback is not None and fallback == path.resolve():
+        raise ConfigError(f"{where}: [release] fallback names the config itself")
+    config = ReleaseConfig(path=path, org=org, benchmarks=tuple(entries),
+                           private=release.get("private", False), fallback=fallback, org_from=org_from)
+    return config, list(missing or [])

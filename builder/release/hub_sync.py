@@ -1,10 +1,12 @@
 """The Hub side of a release: compare a folder with a repository, commit it once, tag it.
 
-* :func:`plan_publish` compares a built folder with the repository (read-only: refs and the
-  recursive tree listing; LFS sha256 for LFS files, git blob ids for regular files) and decides:
-  ``"commit"`` (commit + tag), ``"tag"`` (``main`` already holds the content) or ``"none"``
-  (already released). A tag on other content, or a version older than the latest released
-  one, is refused before anything is written; tags are never moved.
+* :func:`plan_publish` compares a built folder with the repository (read-only: refs, the
+  recursive tree listing and ``main``'s ``manifest.json``; LFS sha256 for LFS files, git blob
+  ids for regular files) and decides: ``"commit"`` (commit + tag), ``"tag"`` (``main`` already
+  holds the content) or ``"none"`` (already released). Refused before anything is written: a
+  tag on other content (tags are never moved), a version older than the latest released one,
+  and a version older than the build on ``main`` or another build of the same version there
+  (the manifest says which: a push that committed and has not tagged yet holds its version).
 * :func:`execute_plan` carries it out: ``create_repo`` if needed, ONE ``create_commit`` on
   ``main`` (every file added, remote files absent from the folder deleted, ``parent_commit`` =
   the compared ``main``), then the tag on the commit it returned, then a check that the tag
@@ -14,6 +16,13 @@
 
 Publishing is idempotent and resumable: identical content makes no commit; if a run stops
 between the commit and the tag, re-running finds ``main`` holding the content and only tags it.
+
+Concurrent pushes: the order rule is checked against what ``main`` holds, and the commit is
+conditional (``parent_commit``: the Hub refuses it with 412 when ``main`` moved since it was
+checked), so checking and moving ``main`` is one compare-and-swap. A push whose commit is
+refused that way plans again against the new ``main`` (at most :data:`COMMIT_ATTEMPTS` times)
+and either lands on top, only tags, or is refused with the reason; a push that fails says what
+the repository holds afterwards (re-read), never a guess.
 The endpoint and token come from the ``huggingface_hub`` environment (``HF_ENDPOINT``,
 ``HF_TOKEN`` or a saved login); the token is never read here except to check that one exists.
 ``huggingface_hub`` is imported inside the functions.
@@ -23,15 +32,19 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import os
 import shutil
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping
 
 from builder import layout
+from builder.errors import describe_error
+from builder.progress import bar, get_logger
 from builder.release.config import ReleaseError, latest_release_below, parse_version, tag_version, version_tag
+
+_log = get_logger(__name__)
 
 __all__ = [
     "REPO_TYPE", "HUB_MANAGED", "LocalFile", "local_files", "RemoteFile", "remote_files", "compare_trees",
@@ -40,6 +53,8 @@ __all__ = [
 ]
 
 REPO_TYPE = "dataset"
+#: plans + conditional commits tried when ``main`` keeps moving under a push (concurrent pushes)
+COMMIT_ATTEMPTS = 3
 #: Files the Hub manages itself; never deleted, never compared.
 HUB_MANAGED = frozenset({".gitattributes"})
 
@@ -59,17 +74,8 @@ def token_configured() -> bool:
         from huggingface_hub import get_token
 
         return bool(get_token())
-    except Exception:  # pragma: no cover
+    except Exception:  # noqa: BLE001 - no token helper: the environment decides  # pragma: no cover
         return bool(os.environ.get("HF_TOKEN"))
-
-
-def describe_error(exc: BaseException) -> str:
-    """A one-line description of a client error (never includes request headers)."""
-    status = getattr(getattr(exc, "response", None), "status_code", None)
-    msg = " ".join(str(exc).split())
-    if len(msg) > 400:
-        msg = msg[:400] + "..."
-    return f"{type(exc).__name__}{f' (HTTP {status})' if status else ''}: {msg}"
 
 
 # ============================================================================ the two trees
@@ -201,9 +207,9 @@ class PublishPlan:
 
     def describe(self) -> str:
         if self.action == "none":
-            return f"{self.repo_id}: {self.tag} already released on identical content ({self.target_oid[:12]}); nothing to do"
+            return f"{self.repo_id}: {self.tag} already released on identical content ({(self.target_oid or '')[:12]}); nothing to do"
         if self.action == "tag":
-            return f"{self.repo_id}: main already holds this content ({self.target_oid[:12]}); will tag it {self.tag}"
+            return f"{self.repo_id}: main already holds this content ({(self.target_oid or '')[:12]}); will tag it {self.tag}"
         d = self.diff
         return (f"{self.repo_id}: will commit {len(self.local)} files (new {len(d['added'])}, changed "
                 f"{len(d['changed'])}, deleted {len(d['deleted'])}, unchanged {len(d['same'])}) and tag {self.tag}")
@@ -247,14 +253,44 @@ def plan_publish(folder: str | os.PathLike, repo_id: str, version: str, api=None
             raise ReleaseError(f"{repo_id}: {tag} is older than the latest release {newer[-1][1]}; "
                                "publishing it would move main back: release a higher version")
         remote = remote_files(repo_id, main_oid, api) if exists and main_oid else {}
+        diff = compare_trees(local, remote)
+        if exists and main_oid and _identical(diff):
+            return PublishPlan(repo_id, folder, tag, "tag", True, main_oid, main_oid, diff, local, private)
+        on_main = _build_on_main(repo_id, main_oid, remote, api)
     except ReleaseError:
         raise
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any client error becomes a ReleaseError
         raise ReleaseError(f"{repo_id}: could not read the repository: {describe_error(exc)}") from None
-    diff = compare_trees(local, remote)
-    if exists and main_oid and _identical(diff):
-        return PublishPlan(repo_id, folder, tag, "tag", True, main_oid, main_oid, diff, local, private)
+    if on_main is not None and (v_main := parse_version(on_main)) >= parse_version(version):
+        untagged = version_tag(on_main) not in tags or tags[version_tag(on_main)] != main_oid
+        pending = (", not tagged yet: a push of it is running or was interrupted; re-run that push to finish it"
+                   if untagged else "")
+        if v_main > parse_version(version):
+            raise ReleaseError(f"{repo_id}: main holds the build of {on_main} (commit {(main_oid or '')[:12]}{pending}); "
+                               f"publishing {tag} would move main back: release a higher version")
+        raise ReleaseError(f"{repo_id}: main holds another build of {tag} (commit {(main_oid or '')[:12]}{pending}); a "
+                           "version is published once: release a new version for this build")
     return PublishPlan(repo_id, folder, tag, "commit", exists, main_oid, None, diff, local, private)
+
+
+def _build_on_main(repo_id: str, main_oid: str | None, remote: Mapping[str, RemoteFile], api) -> str | None:
+    """The version of the build ``main`` holds (its ``manifest.json``), None if it holds none of ours.
+
+    A push that has committed and not tagged yet is visible only this way: its tag is missing
+    but ``main``'s manifest names its version.
+    """
+    if not main_oid or layout.MANIFEST_NAME not in remote:
+        return None
+    path = api.hf_hub_download(repo_id, layout.MANIFEST_NAME, repo_type=REPO_TYPE, revision=main_oid)
+    try:
+        data = json.loads(Path(path).read_bytes())
+        if isinstance(data, dict) and data.get("format") == layout.DATASET_FORMAT:
+            version = str(data.get("version"))
+            parse_version(version)
+            return version
+    except (ValueError, RecursionError, ReleaseError):
+        pass
+    return None
 
 
 def _verify_tag(plan: PublishPlan, api) -> str:
@@ -263,12 +299,12 @@ def _verify_tag(plan: PublishPlan, api) -> str:
         _, _, tags = _refs(plan.repo_id, api)
         oid = tags.get(plan.tag)
         remote = remote_files(plan.repo_id, oid, api) if oid else None
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any client error becomes a ReleaseError
         raise ReleaseError(f"{plan.repo_id}: could not check tag {plan.tag}: {describe_error(exc)}; "
                            "re-run the same command to check and finish") from None
     if oid is None:
         raise ReleaseError(f"{plan.repo_id}: tag {plan.tag} is missing after tagging")
-    diff = compare_trees(plan.local, remote)
+    diff = compare_trees(plan.local, remote or {})
     if not _identical(diff):
         raise ReleaseError(f"{plan.repo_id}: tag {plan.tag} ({oid[:12]}) does not hold the released files: {diff}")
     return oid
@@ -277,40 +313,59 @@ def _verify_tag(plan: PublishPlan, api) -> str:
 def _tag(plan: PublishPlan, oid: str, api) -> None:
     from huggingface_hub.errors import HfHubHTTPError
 
+    error: Exception
     try:
         api.create_tag(plan.repo_id, repo_type=REPO_TYPE, tag=plan.tag, revision=oid,
                        tag_message=f"{plan.repo_id.split('/')[-1]} {plan.tag}")
         return
     except HfHubHTTPError as exc:
         error = exc
-    except Exception as exc:  # transport errors: the tag may or may not exist now
+    except Exception as exc:  # noqa: BLE001 - transport errors: the tag may or may not exist now
         error = exc
-    # Did the tag land anyway (a lost answer, a concurrent identical release)?
+    # Did the tag land anyway (a lost answer, a concurrent identical release)? Say what is there.
     try:
-        _verify_tag(plan, api)
+        _, _, tags = _refs(plan.repo_id, api)
+        tagged = tags.get(plan.tag)
+        same = tagged is not None and _identical(compare_trees(plan.local, remote_files(plan.repo_id, tagged, api)))
+    except Exception as exc:  # noqa: BLE001 - the tags could not be read back: say so
+        raise ReleaseError(
+            f"{plan.repo_id}: the content is on main (commit {oid[:12]}) but creating tag {plan.tag} failed: "
+            f"{describe_error(error)}, and the tags could not be read back ({describe_error(exc)}): re-run the same "
+            "command to check and finish (no new commit is made)") from None
+    if same:
         return
-    except Exception:
-        pass
+    if tagged is None:
+        raise ReleaseError(
+            f"{plan.repo_id}: the content is on main (commit {oid[:12]}) but creating tag {plan.tag} failed: "
+            f"{describe_error(error)}. No tag was created; re-run the same command to add it (no new commit is made)")
     raise ReleaseError(
-        f"{plan.repo_id}: the content is on main (commit {oid[:12]}) but creating tag {plan.tag} failed: "
-        f"{describe_error(error)}. No tag was created; re-run the same command to add it (no new commit is made)")
+        f"{plan.repo_id}: tag {plan.tag} was created meanwhile by another push, on commit {tagged[:12]} with other "
+        f"content; this push's commit {oid[:12]} is on main without a tag: {plan.tag} is the other build. Release "
+        "a new version for this one")
 
 
-def execute_plan(plan: PublishPlan, api=None, *, message: str | None = None) -> PublishResult:
-    """Carry out a :class:`PublishPlan`: one ``create_commit`` (if needed), then the tag."""
+def execute_plan(plan: PublishPlan, api=None, *, message: str | None = None, attempt: int = 0) -> PublishResult:
+    """Carry out a :class:`PublishPlan`: one ``create_commit`` (if needed), then the tag.
+
+    The commit is conditional on the ``main`` the plan compared with (``parent_commit``); when
+    ``main`` moved meanwhile (a concurrent push) the folder is planned again (``attempt``
+    counts the plans, at most :data:`COMMIT_ATTEMPTS`).
+    """
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
     api = hub_api(api)
-    if plan.action == "none":
-        return PublishResult(plan.repo_id, plan.tag, plan.target_oid, "unchanged")
-    if plan.action == "tag":
-        _tag(plan, plan.target_oid, api)
+    if plan.action in ("none", "tag"):
+        oid = plan.target_oid
+        assert oid is not None  # the plan found the commit to tag
+        if plan.action == "none":
+            return PublishResult(plan.repo_id, plan.tag, oid, "unchanged")
+        _tag(plan, oid, api)
         _verify_tag(plan, api)
-        return PublishResult(plan.repo_id, plan.tag, plan.target_oid, "tagged")
+        return PublishResult(plan.repo_id, plan.tag, oid, "tagged")
     if not plan.repo_exists:
         try:
             api.create_repo(plan.repo_id, repo_type=REPO_TYPE, exist_ok=True, private=plan.private)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any client error becomes a ReleaseError
             raise ReleaseError(f"{plan.repo_id}: could not create the repository: {describe_error(exc)}") from None
     ops: list = [CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(plan.folder / rel)) for rel in plan.local]
     ops += [CommitOperationDelete(path_in_repo=rel) for rel in plan.diff["deleted"]]
@@ -319,15 +374,58 @@ def execute_plan(plan: PublishPlan, api=None, *, message: str | None = None) -> 
     description = (f"{plan.repo_id.split('/')[-1]} {plan.tag}: {len(d['added'])} new, {len(d['changed'])} changed, "
                    f"{len(d['deleted'])} deleted, {len(d['same'])} unchanged file(s).")
     try:
+        # right before the commit: main (and the tags) as planned? The commit itself is conditional too.
+        _, main_now, tags_now = _refs(plan.repo_id, api)
+        if main_now != plan.main_oid or plan.tag in tags_now or _newer_tag(tags_now, plan.tag):
+            return _replan(plan, api, message, attempt, "main or the tags changed since the plan")
         info = api.create_commit(plan.repo_id, repo_type=REPO_TYPE, operations=ops, commit_message=summary,
                                  commit_description=description, parent_commit=plan.main_oid)
-    except Exception as exc:
-        raise ReleaseError(
-            f"{plan.repo_id}: the commit failed: {describe_error(exc)}. No tag was created, so {plan.tag} is not "
-            "published; re-run the same command to retry (it picks up whatever reached main)") from None
+    except ReleaseError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any client error becomes a ReleaseError (or a new plan)
+        if _status(exc) in (409, 412):  # main moved between the check and the commit: nothing was written
+            return _replan(plan, api, message, attempt, describe_error(exc))
+        raise ReleaseError(f"{plan.repo_id}: the commit failed: {describe_error(exc)}. "
+                           f"{_state_after(plan, api)}") from None
     _tag(plan, info.oid, api)
     _verify_tag(plan, api)
     return PublishResult(plan.repo_id, plan.tag, info.oid, "committed")
+
+
+def _status(exc: BaseException) -> int | None:
+    return getattr(getattr(exc, "response", None), "status_code", None)
+
+
+def _newer_tag(tags: Mapping[str, str], tag: str) -> bool:
+    mine = tag_version(tag)
+    return mine is not None and any((v := tag_version(t)) is not None and v > mine for t in tags)
+
+
+def _replan(plan: PublishPlan, api, message: str | None, attempt: int, why: str) -> PublishResult:
+    """``main`` moved under this push (a concurrent one): plan again against it and carry that out."""
+    if attempt + 1 >= COMMIT_ATTEMPTS:
+        raise ReleaseError(f"{plan.repo_id}: main kept moving while {plan.tag} was being committed ({why}; "
+                           f"{COMMIT_ATTEMPTS} attempts): nothing of this push was committed or tagged; re-run "
+                           "when the other pushes are done")
+    again = plan_publish(plan.folder, plan.repo_id, plan.tag[1:], api, private=plan.private)
+    return execute_plan(again, api, message=message, attempt=attempt + 1)
+
+
+def _state_after(plan: PublishPlan, api) -> str:
+    """What the repository holds after a failed commit, read back (a sentence for the error)."""
+    try:
+        again = plan_publish(plan.folder, plan.repo_id, plan.tag[1:], api, private=plan.private)
+    except ReleaseError as exc:
+        return f"The repository now refuses this push: {str(exc).split(': ', 1)[-1]}"
+    except Exception as exc:  # noqa: BLE001 pragma: no cover - plan_publish wraps its errors
+        return f"The repository could not be read back ({describe_error(exc)}): re-run the same command to check"
+    if again.action == "none":
+        return f"{plan.tag} is published on identical content nonetheless (commit {(again.target_oid or '')[:12]})"
+    if again.action == "tag":
+        return (f"The content reached main (commit {(again.target_oid or '')[:12]}) but no tag was created; re-run the same "
+                "command to tag it (no new commit is made)")
+    return (f"No tag was created and main is unchanged, so {plan.tag} is not published; re-run the same command "
+            "to retry")
 
 
 def publish_folder(folder: str | os.PathLike, repo_id: str, version: str, api=None, *,
@@ -345,27 +443,25 @@ def publish_release(folders: Mapping[str, Path], version: str, api=None, *, priv
     the release before any repository changes. Execution stops at the first failure
     (ReleaseError); re-running converges.
     """
-    from tqdm.auto import tqdm
-
     api = hub_api(api)
-    log = log or (lambda s: tqdm.write(s, file=sys.stderr))
+    log = log or _log.info
     plans, refused = [], []
-    for repo_id, folder in tqdm(list(folders.items()), desc="plan", unit="repo", disable=not progress, file=sys.stderr):
+    for repo_id, folder in bar(list(folders.items()), desc="plan", unit="repo", enabled=progress):
         try:
             plans.append(plan_publish(folder, repo_id, version, api, private=private))
         except ReleaseError as exc:
             refused.append(str(exc))
     if refused:
-        raise ReleaseError("nothing was published:\n  " + "\n  ".join(refused))
+        raise ReleaseError("nothing was published: " + "; ".join(refused))
     for p in plans:
         log(p.describe())
     results = []
-    for plan in tqdm(plans, desc="publish", unit="repo", disable=not progress, file=sys.stderr):
+    for plan in bar(plans, desc="publish", unit="repo", enabled=progress):
         try:
             results.append(execute_plan(plan, api))
         except ReleaseError as exc:
             done = ", ".join(f"{r.repo_id}@{r.tag}" for r in results) or "none"
-            raise ReleaseError(f"{exc}\n(published before the failure: {done}; re-run to finish)") from None
+            raise ReleaseError(f"{exc} (published before the failure: {done}; re-run to finish)") from None
         r = results[-1]
         log(f"{r.repo_id}: {r.tag} -> {r.commit[:12]} ({r.action})")
     return results

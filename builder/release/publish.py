@@ -1,9 +1,9 @@
 """A release, start to end: build every benchmark of a release config, validate, publish.
 
-``tinybench release`` / ``python -m builder release`` / ``python release.py`` run :func:`run_release`::
+``tinybench-builder release`` / ``python -m builder release`` / ``python release.py`` run :func:`run_release`::
 
-    python release.py --config release.toml --version 1.2.0            # build + validate only
-    python release.py --config release.toml --version 1.2.0 --push     # ... and publish
+    python release.py --config release.toml --release-version 1.2.0            # build + validate only
+    python release.py --config release.toml --release-version 1.2.0 --push     # ... and publish
 
 0. every output folder is checked first (``out/<name>`` absent, empty or an earlier build;
    ``out/release.json`` absent or one of ours);
@@ -25,13 +25,14 @@ Hub side (:mod:`builder.release.hub_sync`) each live in their own module; this o
 from __future__ import annotations
 
 import json
+import logging
 import os
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol
 
 from builder import layout
+from builder.progress import bar, get_logger, quiet_libraries
 from builder.registry import BenchmarkSpec
 from builder.dataset import BuildOptions
 from builder.errors import BuildError
@@ -39,6 +40,8 @@ from builder.dataset import build_benchmark
 from builder.release.hub_sync import describe_error, fetch_previous, hub_api, publish_release, token_configured
 from builder.release.config import ConfigError, ReleaseConfig, ReleaseError, default_out_dir, normalize_version, version_tag
 from builder.release.validate import validate_folder
+
+_log = get_logger(__name__)
 
 __all__ = ["BuildFn", "build_release", "run_release", "SUMMARY_NAME"]
 
@@ -59,9 +62,9 @@ class BuildFn(Protocol):
 
 
 def _log_to_stderr(message: str) -> None:
-    from tqdm.auto import tqdm
-
-    tqdm.write(message, file=sys.stderr)
+    """The default ``log`` of a release: the package's logger (never through a progress bar);
+    ``note:`` and ``warning:`` lines are warnings (``-q`` keeps them), the others the steps."""
+    _log.log(logging.WARNING if message.startswith(("note:", "warning:")) else logging.INFO, message)
 
 
 def build_release(config: ReleaseConfig, version: str, out: str | os.PathLike, *,
@@ -72,8 +75,6 @@ def build_release(config: ReleaseConfig, version: str, out: str | os.PathLike, *
     Every target folder is checked first (absent, empty or an earlier build): a folder that is
     not a build stops the release before anything is built.
     """
-    from tqdm.auto import tqdm
-
     log = log or _log_to_stderr
     build = build or build_benchmark
     version = normalize_version(version)
@@ -81,7 +82,7 @@ def build_release(config: ReleaseConfig, version: str, out: str | os.PathLike, *
     check_release_out(config, out)
     out.mkdir(parents=True, exist_ok=True)
     folders = {}
-    for entry in tqdm(config.benchmarks, desc="build", unit="benchmark", disable=not progress, file=sys.stderr):
+    for entry in bar(config.benchmarks, desc="build", unit="benchmark", enabled=progress):
         target = out / entry.name
         try:
             got = build(entry.build_target(), entry.responses_arg(), dict(entry.content) if entry.content else None,
@@ -128,14 +129,12 @@ def _offline() -> bool:
 def _fetch_previous_releases(config: ReleaseConfig, version: str, dest: Path, *, push: bool, progress: bool,
                              log: Callable[[str], None], summary: dict, api) -> dict[str, Path | None]:
     """``{name: folder of the previous release or None}``; a Hub failure is fatal only with ``push``."""
-    from tqdm.auto import tqdm
-
     out: dict[str, Path | None] = {}
-    for entry in tqdm(config.benchmarks, desc="previous", unit="repo", disable=not progress, file=sys.stderr):
+    for entry in bar(config.benchmarks, desc="previous", unit="repo", enabled=progress):
         repo_id = entry.repo_id(config.org)
         try:
             got = fetch_previous(repo_id, version, dest / entry.name, api)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - fatal with --push, a note otherwise
             if push:
                 raise ReleaseError(f"{repo_id}: could not fetch the previous release: {describe_error(exc)}") from None
             log(f"note: {repo_id}: the previous release could not be fetched ({_reason(exc)}); "
@@ -177,8 +176,6 @@ def run_release(config: ReleaseConfig, version: str, *, out: str | os.PathLike |
     signature, :class:`BuildFn`). Every output folder is checked (:func:`check_release_out`)
     before anything else.
     """
-    from tqdm.auto import tqdm
-
     log = log or _log_to_stderr
     version = normalize_version(version)
     out = Path(out) if out is not None else default_out_dir(version)
@@ -188,6 +185,9 @@ def run_release(config: ReleaseConfig, version: str, *, out: str | os.PathLike |
         _quiet_clients()
     if push and not token_configured():
         raise ConfigError("--push needs a Hub token with write access: set HF_TOKEN (or run `hf auth login`)")
+    if push and config.org_from == "local":
+        raise ConfigError(f"--push needs the Hub namespace to publish to: give [release] org = \"...\" in {config.path}, "
+                          "or a token whose own namespace (whoami) the Hub can tell")
     repo_ids = {e.name: e.repo_id(config.org) for e in config.benchmarks}
     check_release_out(config, out)
     summary: dict[str, Any] = {"format": RELEASE_FORMAT, "version": version, "tag": version_tag(version), "config": str(config.path),
@@ -202,8 +202,7 @@ def run_release(config: ReleaseConfig, version: str, *, out: str | os.PathLike |
             prev_folders = _fetch_previous_releases(config, version, Path(tmp), push=push, progress=progress,
                                                     log=log, summary=summary, api=api)
         folders = build_release(config, version, out, previous=prev_folders, build=build, progress=progress, log=log)
-    for name, folder in tqdm(list(folders.items()), desc="validate", unit="benchmark", disable=not progress,
-                             file=sys.stderr):
+    for name, folder in bar(list(folders.items()), desc="validate", unit="benchmark", enabled=progress):
         entry = next(e for e in config.benchmarks if e.name == name)
         report = validate_folder(folder, entry.benchmark())
         manifest_sha = layout.file_sha256(folder / layout.MANIFEST_NAME)
@@ -239,19 +238,8 @@ def _check_content(config: ReleaseConfig, folders: Mapping[str, Path]) -> None:
 
 
 def _quiet_clients() -> None:
-    """No progress bars from huggingface_hub / datasets (``--quiet``)."""
-    try:
-        from huggingface_hub.utils import disable_progress_bars
-
-        disable_progress_bars()
-    except Exception:  # pragma: no cover
-        pass
-    try:
-        from datasets.utils.logging import disable_progress_bar
-
-        disable_progress_bar()
-    except Exception:  # pragma: no cover
-        pass
+    """No progress bars from huggingface_hub / datasets (``--quiet``): :func:`builder.progress.quiet_libraries`."""
+    quiet_libraries()
 
 
 def _write_summary(out: Path, summary: dict) -> None:

@@ -36,7 +36,7 @@ def configured_tokens() -> list[str]:
         from huggingface_hub import get_token
 
         values.add(get_token())
-    except Exception:  # pragma: no cover - no huggingface_hub / unreadable token file
+    except Exception:  # noqa: BLE001 - no huggingface_hub / unreadable token file  # pragma: no cover
         pass
     return [v for v in values if v and len(v) >= 8]
 
@@ -106,7 +106,7 @@ def _card_configs(folder: Path, files: list[str], where: str) -> list[tuple[str,
     card_where = f"{where}/{layout.CARD_NAME}"
     try:
         card = DatasetCard.load(folder / layout.CARD_NAME)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any parse failure is a validation error
         raise ReleaseError(f"{card_where}: the card does not parse: {exc}") from None
     configs = card.data.to_dict().get("configs")
     if not isinstance(configs, list) or not configs:
@@ -149,7 +149,7 @@ def _round_trip(folder: Path, configs: list[tuple[str, dict[str, list[str]]]], w
                     raise ReleaseError(f"{where}: config {name!r} split {split!r}: no file matches {globs}")
             try:
                 ds = load_dataset(str(folder), name, cache_dir=cache)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - any load failure is a validation error
                 raise ReleaseError(f"{where}: load_dataset(folder, {name!r}) failed: {type(exc).__name__}: {exc}") from None
             if set(ds) != set(splits):
                 raise ReleaseError(f"{where}: config {name!r} loads splits {sorted(ds)}, the card declares {sorted(splits)}")
@@ -178,7 +178,7 @@ def _estimators(folder: Path, files: list[str], where: str) -> tuple[int, list[P
     for d in est_dirs:
         try:
             n_anchors += len(TinyEstimator.load(folder / d).anchor_ids)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any load failure is a validation error
             raise ReleaseError(f"{where}: the estimator side files in {d.as_posix()}/ do not load: {exc}") from None
     return n_anchors, est_dirs
 
@@ -200,6 +200,6 @@ def _same_rows(a, b) -> bool:
     try:
         if a.replace_schema_metadata(None).equals(b.cast(a.schema).replace_schema_metadata(None)):
             return True
-    except Exception:  # types that do not cast: compare values
+    except Exception:  # noqa: BLE001 - types that do not cast: compare values
         pass
     return all(_same_value(a.column(n).to_pylist(), b.column(n).to_pylist()) for n in a.column_names)

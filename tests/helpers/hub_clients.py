@@ -254,5 +254,60 @@ def commit_one_binary(repo: str = "tiny/faults") -> dict:
         info = api.create_commit(repo, repo_type="dataset", commit_message="add",
                                  operations=[CommitOperationAdd("data/x.bin", bytes(range(256)) * 64)])
         return {"oid": info.oid}
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 - the client's error is the test's result
         return {"error": type(e).__name__, "status": getattr(getattr(e, "response", None), "status_code", None)}
+
+
+def interleaved_publish(repo: str, outer: list, inner: list, at: str) -> dict:
+    """Two pushes interleaved: ``outer = [folder, version]`` is published, and when it reaches
+    ``at`` (``"before_commit"``: planned, its commit not sent; ``"before_tag"``: committed, not
+    tagged) ``inner`` is published from start to end. ``{"outer", "inner", "state"}``: each
+    ``{"ok": result}`` or ``{"error": message}``, then :func:`repo_state` and main's files' blob ids."""
+    from huggingface_hub import HfApi
+
+    from builder.errors import ReleaseError
+    from builder.release.hub_sync import publish_folder
+
+    out: dict[str, Any] = {}
+
+    def publish(label, folder, version, api):
+        try:
+            out[label] = {"ok": publish_folder(folder, repo, version, api).to_dict()}
+        except ReleaseError as exc:
+            out[label] = {"error": str(exc)}
+
+    class Interleaving(HfApi):
+        fired = False
+
+        def _maybe(self, point):
+            if point == at and not Interleaving.fired:
+                Interleaving.fired = True
+                publish("inner", inner[0], inner[1], HfApi())
+
+        def create_commit(self, *args, **kwargs):
+            self._maybe("before_commit")
+            return super().create_commit(*args, **kwargs)
+
+        def create_tag(self, *args, **kwargs):
+            self._maybe("before_tag")
+            return super().create_tag(*args, **kwargs)
+
+    publish("outer", outer[0], outer[1], Interleaving())
+    api = HfApi()
+    out["state"] = repo_state(repo, api)
+    out["main_files"] = {f.path: f.blob_id for f in api.list_repo_tree(repo, recursive=True, repo_type="dataset")
+                         if hasattr(f, "blob_id")}
+    return out
+
+
+def races(cases: dict[str, dict]) -> dict:
+    """:func:`interleaved_publish` for each case ``{repo: {"base": [folder, version] or None,
+    "outer": [...], "inner": [...], "at": ...}}`` (the base release published first), in one process."""
+    out = {}
+    for repo, case in cases.items():
+        if case.get("base"):
+            out[repo] = {"base": publish_steps(repo, [["publish", "base", *case["base"]]])["base"]}
+        else:
+            out[repo] = {}
+        out[repo].update(interleaved_publish(repo, case["outer"], case["inner"], case["at"]))
+    return out

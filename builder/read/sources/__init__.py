@@ -18,17 +18,7 @@ read into one matrix. :func:`builder.read.ingest.ingest` detects the format and 
 
 from __future__ import annotations
 
-
-class SourceError(ValueError):
-    """An evaluation output that cannot be read (truncated, corrupt, inconsistent).
-
-    The message always names the offending file (and the line for JSON-lines files).
-    """
-
-
-class ModelUnavailable(Exception):
-    """A model that cannot be read, and that retrying will not help (no details repo on the Hub,
-    a gated repo, no details for the chosen task). It is reported as a failed model at once."""
+from builder.errors import ModelUnavailable, SourceError
 
 
 __all__ = ["SourceError", "ModelUnavailable"]

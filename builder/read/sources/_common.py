@@ -23,12 +23,12 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from functools import partial
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
 
-from builder.read.matrix import ResponseMatrix, subscenario_of
+from builder.errors import ReadFailed
 from builder.read.sources import ModelUnavailable, SourceError
 
 
@@ -278,11 +278,6 @@ class UnitFailure:
         return f"{self.model}: not read ({self.source}): {self.error} (after {self.attempts} attempt(s))"
 
 
-class ReadFailed(Exception):
-    """A unit's read failed; the message already describes the error and its cause (built where
-    it happened: a pickled exception loses its ``__cause__`` on the way from a worker)."""
-
-
 def describe_error(exc: BaseException, limit: int = 400) -> str:
     """One line naming an exception and its root cause: ``Type: message (cause: Type: message)``."""
     if isinstance(exc, ReadFailed):
@@ -351,8 +346,8 @@ def map_units(
         raise ValueError("retries needs flatten=False (a failure takes the place of a unit's parts)")
     func: Callable[[Unit], Any] = read_unit if retries is None else partial(read_unit_retrying, retries=retries)
     kind = executor or ("serial" if workers <= 1 or n < 4 else "process" if _processes_safe() else "thread")
-    bar = progress if callable(progress) else _progress(n, progress)
-    tick = bar if callable(progress) else (lambda got: bar.update(1))
+    bar: Any = progress if callable(progress) else _progress(n, progress)  # a callable, or a bar
+    tick: Callable[[Any], Any] = progress if callable(progress) else (lambda got: bar.update(1))
     try:
         if kind == "serial" or workers <= 1:
             out = []
@@ -401,19 +396,7 @@ def _processes_safe() -> bool:
     return main is None or getattr(main, "__spec__", None) is not None or not hasattr(main, "__file__")
 
 
-class _NoBar:
-    def update(self, n: int = 1) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
 def _progress(total: int, enabled: bool):
-    if not enabled:
-        return _NoBar()
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:  # pragma: no cover
-        return _NoBar()
-    return tqdm(total=total, unit="model", desc="reading", leave=False)
+    from builder.progress import bar
+
+    return bar(total=total, unit="model", desc="reading", enabled=enabled, leave=False)

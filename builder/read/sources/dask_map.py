@@ -27,8 +27,9 @@ import contextlib
 import uuid
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence, cast
 
+from builder.errors import ClusterError
 from builder.read.sources import ModelUnavailable, SourceError
 from builder.read.sources._common import ModelPart, ReadFailed, Unit, UnitFailure, describe_error, read_unit
 from builder.read.sources.reduce import MatrixReducer, UnitKeys, unit_keys
@@ -37,10 +38,6 @@ __all__ = ["ClusterError", "dask_client", "reduce_on_dask", "describe_client"]
 
 #: parts gathered to the client at a time in the reduce (bounded client memory, few round trips)
 GATHER_BATCH = 16
-
-
-class ClusterError(RuntimeError):
-    """The Dask cluster cannot be used: Dask missing, scheduler unreachable, workers unusable."""
 
 
 def _import_distributed():
@@ -105,7 +102,7 @@ def _check_workers(client: Any, where: str, timeout: float) -> None:
 
     try:
         versions = client.run(_worker_version)
-    except Exception as exc:  # noqa: BLE001 - the worker cannot even load the function
+    except Exception as exc:  # the worker cannot even load the function
         raise ClusterError(
             f"the Dask workers cannot run tinybench-builder ({describe_error(exc)}); "
             "install the same version on every worker machine"
@@ -208,7 +205,8 @@ def reduce_on_dask(
                 if isinstance(result, _InputError):
                     raise SourceError(result.message)
                 if isinstance(result, BaseException):  # retries exhausted, or the worker died too often
-                    result = UnitFailure(slots[i].model, slots[i].source, describe_error(result), retries + 1)
+                    unit = cast(Unit, slots[i])  # only the remote slots (Units) have futures
+                    result = UnitFailure(unit.model, unit.source, describe_error(result), retries + 1)
                 if isinstance(result, UnitFailure):
                     failures[i] = result
                     parts.pop(i).release()

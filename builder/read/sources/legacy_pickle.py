@@ -94,7 +94,7 @@ class RestrictedUnpickler(pickle.Unpickler):
         return self._sized(found, name) if name in _SIZED else found
 
     def _resolve(self, module: str, name: str) -> Any:
-        if module.startswith("numpy.core.") or module.startswith("numpy._core."):
+        if module.startswith(("numpy.core.", "numpy._core.")):
             # numpy 2 renamed numpy.core to numpy._core; resolve whichever this numpy has
             leaf = module.split(".", 2)[2]
             for base in ("numpy._core", "numpy.core"):

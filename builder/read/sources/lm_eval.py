@@ -388,7 +388,8 @@ def _record_content(rec: dict) -> dict:
     elif isinstance(args, list) and args:
         first = args[0]
         prompt = first[0] if isinstance(first, (list, tuple)) and first else first
-    doc = rec.get("doc") if isinstance(rec.get("doc"), dict) else {}
+    doc_value = rec.get("doc")
+    doc = doc_value if isinstance(doc_value, dict) else {}
     question = next((doc[k] for k in QUESTION_FIELDS if isinstance(doc.get(k), str)), None)
     out = {"prompt": prompt if isinstance(prompt, str) else None, "target": None, "question": question}
     if "target" in rec and rec["target"] is not None:
@@ -508,8 +509,9 @@ def read_samples_file(
     ns = ((results or {}).get("n-samples") or {}).get(leaf) or {}
     limit = ((results or {}).get("config") or {}).get("limit")
     try:
-        original = int(ns.get("original")) if ns.get("original") is not None else None
-        effective = int(ns.get("effective")) if ns.get("effective") is not None else None
+        n_original, n_effective = ns.get("original"), ns.get("effective")
+        original = int(n_original) if n_original is not None else None
+        effective = int(n_effective) if n_effective is not None else None
     except (TypeError, ValueError):
         original = effective = None
     if original:

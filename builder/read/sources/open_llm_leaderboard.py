@@ -250,7 +250,7 @@ def _read_content(pf, path: str) -> pd.DataFrame | None:
         return None
     try:
         table = pf.read(columns=cols)
-    except Exception:
+    except Exception:  # noqa: BLE001 - an unreadable parquet is skipped
         return None
     return pd.DataFrame({c: table.column(c).to_pylist() for c in cols})
 
@@ -446,7 +446,7 @@ def fetch_hub_entry(unit: Unit) -> dict[str, Any]:
         raise ModelUnavailable(f"no details repo: {', '.join(tried)} not found")
     task = unit.options.task
     entry: dict[str, Any] = {"files": [], "results": {}}
-    files = [s.rfilename for s in (info.siblings or [])]
+    files = [s.rfilename for s in (getattr(info, "siblings", None) or [])]
     prefix = f"hf://datasets/{repo_id}/"  # how messages name a file of the repo
     for f in files:
         base = f.rsplit("/", 1)[-1]
@@ -510,9 +510,9 @@ def select_v1_files(files: Iterable[str], tasks: Sequence[str] | None = None, al
     used_ts: set[str] = set()
     for scenario, subs in runs.items():
         if all_runs:
-            for sub in subs.values():
-                out.update(sub.values())
-                used_ts.update(sub)
+            for by_ts in subs.values():
+                out.update(by_ts.values())
+                used_ts.update(by_ts)
             continue
         all_ts = sorted({ts for s in subs.values() for ts in s}, reverse=True)
         if scenario == "mmlu":
@@ -521,9 +521,9 @@ def select_v1_files(files: Iterable[str], tasks: Sequence[str] | None = None, al
                 out.update(subs[s][full] for s in subs if full in subs[s])
                 used_ts.add(full)
                 continue
-        for sub in subs.values():
-            ts = max(sub)
-            out.add(sub[ts])
+        for by_ts in subs.values():
+            ts = max(by_ts)
+            out.add(by_ts[ts])
             used_ts.add(ts)
     out.update(results[ts] for ts in used_ts if ts in results)
     return sorted(out)
@@ -569,7 +569,9 @@ def _download(
 
         api = HfApi(token=token)
     if download is None:
-        from huggingface_hub import hf_hub_download as download
+        from huggingface_hub import hf_hub_download
+
+        download = hf_hub_download
     local_dir = Path(local_dir)
     jobs: list[tuple[str, str, Path]] = []
     folders: dict[str, Path] = {}
@@ -580,7 +582,7 @@ def _download(
             repo_id = f"{org}/{name}"
             try:
                 files = list(api.list_repo_files(repo_id, repo_type="dataset"))
-            except Exception as exc:  # RepositoryNotFoundError, GatedRepoError, HTTP errors
+            except Exception as exc:  # noqa: BLE001 - RepositoryNotFoundError, GatedRepoError, HTTP errors
                 last = exc
                 continue
             wanted = select(files)
@@ -595,19 +597,12 @@ def _download(
         repo_id, filename, target = job
         return download(repo_id=repo_id, filename=filename, repo_type="dataset", local_dir=str(target), token=token)
 
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
+    from builder.progress import bar
 
-        bar = tqdm(total=len(jobs), unit="file", desc="downloading")
-    try:
+    with bar(total=len(jobs), unit="file", desc="downloading", enabled=progress) as files_bar:
         with ThreadPoolExecutor(max_workers=max_workers) as pool:
             for _ in pool.map(fetch, jobs):
-                if bar is not None:
-                    bar.update(1)
-    finally:
-        if bar is not None:
-            bar.close()
+                files_bar.update(1)
     return folders
 
 

@@ -9,7 +9,6 @@ the distributed path (:mod:`builder.read.sources.dask_map`) streams keys and par
 from __future__ import annotations
 
 import os
-import time
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 

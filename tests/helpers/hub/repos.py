@@ -56,7 +56,7 @@ def validate_yaml(hub, req: Request) -> Response:
             data = yaml.safe_load("\n".join(lines[1:end]))
         except ImportError:
             data = {}
-        except Exception as e:  # yaml.YAMLError
+        except Exception as e:  # noqa: BLE001 - yaml.YAMLError
             return json_response({"errors": [{"message": f"Invalid YAML: {e}"}], "warnings": []}, 400)
         if data is not None and not isinstance(data, dict):
             return json_response({"errors": [{"message": "YAML metadata must be a mapping"}], "warnings": []}, 400)

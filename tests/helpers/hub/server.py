@@ -39,7 +39,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "TestHub/1.0"
 
-    def log_message(self, format, *args):  # noqa: A002 - silence stderr logging
+    def log_message(self, format, *args):
         pass
 
     def _dispatch(self):
@@ -236,7 +236,7 @@ class HubServer:
                 resp = route(self, req)
         except HubError as e:
             resp = error_response(e)
-        except Exception as e:  # pragma: no cover - server bug: answer 500 with the reason
+        except Exception as e:  # noqa: BLE001 - server bug: answer 500 with the reason  # pragma: no cover
             resp = json_response({"error": f"test hub internal error: {type(e).__name__}: {e}"}, status=500)
         entry["status"] = resp.status
         _write(h, resp, head=(method == "HEAD"))

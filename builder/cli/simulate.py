@@ -1,0 +1,41 @@
+"""``simulate``: a score matrix simulated from a known IRT model (demos, tests)."""
+
+from __future__ import annotations
+
+import argparse
+
+from builder.progress import get_logger
+from builder.cli._args import DIMS, POSITIVE, SEED, add_common, int_range, share
+from builder.cli._run import command
+log = get_logger(__name__)
+
+__all__ = ["register", "run_simulate"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``simulate`` command to the subparsers ``sub``."""
+    ps = sub.add_parser("simulate", help="write a score matrix simulated from a known IRT model (demos, tests)")
+    ps.add_argument("--models", type=int_range(2), default=80, help="number of models (default 80)")
+    ps.add_argument("--items", type=POSITIVE, default=2000, help="number of items (default 2000)")
+    ps.add_argument("--dims", type=DIMS, default=2, help="IRT dimension of the simulation (default 2)")
+    ps.add_argument("--seed", type=SEED, default=0, help="random seed (default 0)")
+    ps.add_argument("--missing", type=share, default=0.0, help="share of entries left unevaluated (NaN), in [0, 1)")
+    ps.add_argument("--subscenarios", type=int_range(0), default=0, help="split items into this many subscenarios")
+    ps.add_argument("--soft", action="store_true",
+                    help="soft scores: each score is the model's probability of success (default: 0/1 draws)")
+    ps.add_argument("--out", required=True, metavar="FILE", help="score table to write (.parquet or .csv)")
+    add_common(ps, sub=True)
+    ps.set_defaults(func=run_simulate)
+
+
+@command
+def run_simulate(args: argparse.Namespace) -> int:
+    from builder.read import simulate_responses
+
+    matrix, _ = simulate_responses(
+        n_models=args.models, n_items=args.items, n_dims=args.dims, seed=args.seed,
+        missing=args.missing, subscenarios=args.subscenarios, soft=args.soft, probabilities=False,
+    )
+    matrix.write(args.out)
+    log.info(f"wrote {matrix.shape[0]} models x {matrix.shape[1]} items to {args.out}")
+    return 0

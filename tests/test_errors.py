@@ -1,0 +1,85 @@
+"""One error hierarchy (builder/errors.py) and one place in the CLI that turns errors into a line."""
+
+import argparse
+
+import pytest
+
+from builder import errors
+from builder.cli._run import error_line, run_command
+from builder.cli.main import main, release_main
+
+#: every class, and where it was importable before it moved to builder/errors.py
+OLD_HOMES = {
+    "BuildError": "builder.errors",
+    "MatrixFormatError": "builder.read.matrix",
+    "CsvFormatError": "builder.read.csv_table",
+    "SourceError": "builder.read.sources",
+    "SpecError": "builder.registry.specs",
+    "OriginalFormatError": "builder.dataset.original",
+    "ReleaseError": "builder.release.config",
+    "ConfigError": "builder.release.config",
+    "ClusterError": "builder.read.sources.dask_map",
+    "ModelUnavailable": "builder.read.sources",
+    "ReadFailed": "builder.read.sources._common",
+    "IncompleteIngest": "builder.read.ingest",
+    "PeersUnavailableError": "builder.bench.peers",
+    "PeerWorkerError": "builder.bench.peers",
+}
+INPUT = {"BuildError", "MatrixFormatError", "CsvFormatError", "SourceError", "SpecError", "OriginalFormatError",
+         "ConfigError"}
+
+
+@pytest.mark.parametrize("name", sorted(OLD_HOMES))
+def test_one_hierarchy_importable_where_it_was(name):
+    import importlib
+
+    cls = getattr(errors, name)
+    assert getattr(importlib.import_module(OLD_HOMES[name]), name) is cls
+    assert issubclass(cls, errors.TinybenchError)
+    assert issubclass(cls, ValueError) == (name in INPUT), name
+    assert cls.exit_code == (2 if name in INPUT or name == "ClusterError" else 3 if name == "IncompleteIngest" else 1)
+
+
+def test_error_line_maps_each_kind():
+    assert error_line(errors.SourceError("x.json: bad\n  line")) == (2, "x.json: bad line")
+    assert error_line(errors.ReleaseError("tag refused")) == (1, "tag refused")
+    assert error_line(FileNotFoundError(2, "No such file", "a.csv"))[0] == 2
+    assert error_line(FileNotFoundError(2, "No such file", "a.csv"), bad_input=())[0] == 1  # release: only ConfigError
+    code, line = error_line(KeyError("boom"))
+    assert code == 1 and line.startswith("unexpected KeyError: ") and "--debug" in line
+    assert error_line(MemoryError()) == (1, "out of memory")
+
+
+def test_run_command_one_line_and_interrupt(capsys):
+    def fail(args):
+        raise errors.BuildError("seed must be\nan integer")
+
+    assert run_command(fail, argparse.Namespace()) == 2
+    assert capsys.readouterr().err == "error: seed must be an integer\n"
+
+    def stop(args):
+        raise KeyboardInterrupt
+
+    assert run_command(stop, argparse.Namespace(), interrupted="stopped; nothing written") == 130
+    assert capsys.readouterr().err == "stopped; nothing written\n"
+    with pytest.raises(errors.BuildError):
+        run_command(fail, argparse.Namespace(debug=True))
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_debug_anywhere_shows_the_traceback(tmp_path, where, capsys):
+    args = ["fit", str(tmp_path / "missing.parquet"), "--anchors", "10", "--out", str(tmp_path / "o")]
+    assert main(args) == 2 and capsys.readouterr().err.startswith("error: ")
+    with pytest.raises(OSError):
+        main(["--debug", *args] if where == "before" else [*args, "--debug"])
+
+
+def test_release_debug_and_exit_codes(tmp_path, capsys):
+    bad = tmp_path / "r.toml"
+    bad.write_text("[release]\norg = 'me'\n")
+    assert release_main(["--config", str(bad), "--release-version", "1.0"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+    with pytest.raises(errors.ConfigError):
+        main(["release", "--config", str(bad), "--release-version", "1.0", "--debug"])
+    with pytest.raises(errors.ConfigError):
+        main(["--debug", "release", "--config", str(bad), "--release-version", "1.0"])
