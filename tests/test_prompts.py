@@ -192,9 +192,11 @@ def test_gsm8k_byte_exact():
 
 
 def test_renderer_registry():
-    assert set(RENDERERS) == {"mmlu", "arc", "hellaswag", "winogrande", "truthfulqa", "gsm8k"}
+    v2 = {"lb2_ifeval": "render_ifeval", "lb2_bbh": "render_bbh", "lb2_math": "render_math_hard",
+          "lb2_gpqa": "render_gpqa", "lb2_musr": "render_musr", "lb2_mmlu_pro": "render_mmlu_pro"}
+    assert set(RENDERERS) == {"mmlu", "arc", "hellaswag", "winogrande", "truthfulqa", "gsm8k", *v2}
     for name, fn in RENDERERS.items():
-        assert fn.__name__ == f"render_{name}"
+        assert fn.__name__ == v2.get(name, f"render_{name}")
 
 
 # -------------------------------------------------------------------- samplers

@@ -181,10 +181,13 @@ def test_repository_configs_cover_the_registry():
     assert full.org == "tinyBenchmarks"
     assert sorted(b.name for b in full.benchmarks) == sorted(REGISTRY), "release.toml must list every registered benchmark"
     local = load_config(ROOT / "release-local.toml", check_paths=SHARED.is_dir())
-    assert [b.name for b in local.benchmarks] == ["tinyAlpacaEval", "tinyGSM8k", "tinyHELM", "tinyWMDP_bio"]
-    helm, wmdp = local.benchmarks[2], local.benchmarks[3]
+    assert [b.name for b in local.benchmarks] == ["tinyAlpacaEval", "tinyGSM8k", "tinyHELM", "tinyWMDP_bio", "tinyIFEval",
+                                                  "tinyArcChallengeV2", "tinyOpenLLMLeaderboardV2"]
+    helm, wmdp, *v2 = local.benchmarks[2:]
     assert sorted(helm.responses_by_config) == ["gsm", "math_chain_of_thought", "med_qa", "mmlu", "openbookqa"]
     assert helm.allow_missing_content and not wmdp.allow_missing_content
+    assert all(b.allow_missing_content for b in v2)  # the v2 matrices carry no documents
+    assert sorted(v2[2].responses_by_config) == ["arc_challenge", "ifeval"]
     assert wmdp.spec is not None and wmdp.spec.configs[0].harness_task == "tinyWMDP_bio"
     if SHARED.is_dir():
         assert local.benchmarks[0].responses == (SHARED / "responses" / "alpaca_eval_2.parquet",)

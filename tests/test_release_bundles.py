@@ -101,15 +101,23 @@ def test_release_config_spec_and_per_config_responses_are_checked(tmp_path):
 @pytest.mark.realdata
 @pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data is absent")
 def test_the_main_job_releases_every_real_tiny_benchmark(tmp_path):
-    """`python release.py --config release-local.toml --release-version 1.0.0`: four real tiny benchmarks,
-    each validated (every config/split loads with load_dataset), tinyHELM from its five scenarios."""
+    """`python release.py --config release-local.toml --release-version 1.0.0`: seven real tiny benchmarks,
+    each validated (every config/split loads with load_dataset), tinyHELM from its five scenarios,
+    the Open LLM Leaderboard v2's from its two real matrices (ids only)."""
     from datasets import load_dataset
 
     out = tmp_path / "release"
     assert release_main(["--config", str(ROOT / "release-local.toml"), "--release-version", "1.0.0", "--out", str(out),
                          "--no-previous", "--quiet"]) == 0
     summary = json.loads((out / "release.json").read_text())["benchmarks"]
-    assert list(summary) == ["tinyAlpacaEval", "tinyGSM8k", "tinyHELM", "tinyWMDP_bio"]
+    assert list(summary) == ["tinyAlpacaEval", "tinyGSM8k", "tinyHELM", "tinyWMDP_bio", "tinyIFEval",
+                             "tinyArcChallengeV2", "tinyOpenLLMLeaderboardV2"]
+    assert summary["tinyIFEval"]["validation"]["configs"] == {"default": {"test": 100}}
+    assert summary["tinyOpenLLMLeaderboardV2"]["validation"]["configs"] == {"ifeval": {"test": 100},
+                                                                           "arc_challenge": {"test": 100}}
+    v2 = read_manifest(out / "tinyOpenLLMLeaderboardV2")
+    assert v2["content_missing"] == ["arc_challenge", "ifeval"] and "harness_tasks" not in v2
+    assert v2["configs_absent"] == ["bbh", "math_hard", "gpqa", "musr", "mmlu_pro"]
     assert summary["tinyHELM"]["validation"]["configs"] == {c: {"test": 100} for c in (
         "openbookqa", "gsm", "med_qa", "math_chain_of_thought", "mmlu")}
     assert summary["tinyGSM8k"]["validation"]["configs"] == {"main": {"test": 100, "train": 7473}}

@@ -88,3 +88,12 @@ def test_bad_fallbacks(repo, value, message):
 def test_unchecked_loading_ignores_the_fallback(repo):
     c = load_config(repo / "main.toml", check_paths=False)
     assert c.path == repo / "main.toml" and c.fallback == repo / "example.toml"
+
+
+def test_an_input_read_by_several_benchmarks_counts_once(repo):
+    """A bundle and its single benchmarks read the same files: still "none of the inputs exist"."""
+    (repo / "main.toml").write_text(MAIN + '[[benchmark]]\nname = "tinyOpenLLMLeaderboardV2"\n'
+                                           'responses = { ifeval = "../shared/alpaca.parquet" }\n')
+    c = load_config(repo / "main.toml")
+    assert c.fallback_from == repo / "main.toml"
+    assert sorted(p.name for p in c.fallback_missing) == ["alpaca.parquet", "gsm.parquet", "gsm_test.parquet"]

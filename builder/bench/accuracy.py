@@ -218,7 +218,12 @@ def main(argv=None) -> int:
     ap.add_argument("--peers-python", type=Path, default=None,
                     help="BenchPred venv interpreter, used only on a cache miss (see builder.bench.peers)")
     ap.add_argument("--json", type=Path, help="also write every split's per-model estimates as JSON")
+    ap.add_argument("--card-summary", type=Path, metavar="JSON",
+                    help="merge each dataset's numbers into this file, keyed by the matrix's sha256 (the cards of "
+                         "tiny benchmarks built from that matrix show them: dataset_cards/accuracy.json)")
     args = ap.parse_args(argv)
+    if args.card_summary is not None and args.dev:
+        ap.error("--card-summary takes the test protocol's numbers (not --dev)")
     if args.jobs < 1:
         ap.error("--jobs must be at least 1")
     fit_kwargs = {"n_dims": args.dims, "design": args.design}
@@ -266,7 +271,35 @@ def main(argv=None) -> int:
         print()
     if args.json:
         args.json.write_text(json.dumps({"rows": rows, "summaries": summaries}, indent=1))
+    if args.card_summary is not None:
+        write_card_summary(args.card_summary, summaries, {n: args.data_dir / f"{n}.parquet" for n in args.datasets},
+                           args.anchors, args.seeds)
     return 0
+
+
+def write_card_summary(path: Path, summaries: dict, matrices: dict, k: int, seeds) -> None:
+    """Merge each dataset's score MAE, random-k MAE, coverage and width per protocol into ``path``
+    (JSON, keyed by the matrix file's sha256): what a card shows for a tiny benchmark built from
+    that very matrix (:func:`builder.dataset.cards.accuracy_rows`)."""
+    from builder.layout import file_sha256
+
+    data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    data.setdefault("command", "python -m builder.bench.accuracy --datasets ... --card-summary " + path.name)
+    out = data.setdefault("matrices", {})
+    for name, file in matrices.items():
+        entry = {"dataset": name, "k": int(k), "seeds": list(map(int, seeds)), "date": time.strftime("%Y-%m-%d"),
+                 "protocols": {}}
+        for protocol, summ in summaries.items():
+            st = summ["datasets"].get(name)
+            if st is None:
+                continue
+            ratio = st["ratio"]["score"]
+            entry["protocols"][protocol] = {
+                "n_train": st["n_train"], "n_test": st["n_test"], "random_mae": round(st["random"], 5),
+                "score_mae": round(ratio * st["random"], 5), "ratio": round(ratio, 3), "ratio_sd": round(st["sd"]["score"], 3),
+                "coverage": round(st["coverage"], 3), "width": round(st["width"], 4)}
+        out[file_sha256(file)] = entry
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def _run_task(task):

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from builder import layout
-from builder.registry import BenchmarkSpec, get_benchmark
+from builder.registry import BenchmarkSpec, get_benchmark, normalization, subscenario_weights
 from builder.dataset.cards import CardInputs, write_card_files
 from builder.dataset.options import BuildOptions
 from builder.dataset.harness_tasks import check_task_names, task_name
@@ -142,17 +142,38 @@ def fit_estimators(spec: BenchmarkSpec, inputs: BuildInputs, options: BuildOptio
             Y = Y.take(rows=np.flatnonzero(keep))
         info = pd.DataFrame({"scenario": scen, "subscenario": sub}, index=ids)
         sub_m = ResponseMatrix(Y, [m for m, k_ in zip(matrix.models, keep) if k_], ids, info)
-        metadata = {"benchmark": spec.name, "version": options.version,
+        metadata: dict[str, Any] = {"benchmark": spec.name, "version": options.version,
                     "configs": {c.name: c.scenario for c in configs},
                     # estimator.evaluate(y, bench) answers with the original package's keys
                     "original_bench": spec.original_bench,
                     "original_scenarios": {c.scenario: c.original_scenario or c.scenario for c in configs}}
+        weights, norms = _leaderboard_weighting(configs, assigned)
+        if norms:  # the leaderboard's normalised score from the estimate (builder.registry.leaderboard_v2)
+            metadata["normalization"] = norms
         result = fit_estimator(sub_m, n_anchors=k * len(configs), seed=options.seed, progress=progress,
                                metadata=metadata, scenario_order=[c.scenario for c in configs],
-                               **options.fit.as_kwargs())
+                               subscenario_weights=weights, **options.fit.as_kwargs())
         path = "" if len(groups) == 1 else configs[0].name
         fits.append(EstimatorFit(path, tuple(configs), result.estimator, result.report, content_of))
     return fits
+
+
+def _leaderboard_weighting(configs, assigned) -> tuple[dict[str, float] | None, dict[str, dict]]:
+    """The subscenario weights of the fit (labels as :func:`fit_estimators` names them; None: all
+    equal) and each scenario's normalisation map, from the configs' ``subscenario_weighting``
+    and ``chance`` (:func:`builder.registry.subscenario_weights`, :func:`builder.registry.normalization`)."""
+    weights: dict[str, float] = {}
+    norms: dict[str, dict] = {}
+    for c in configs:
+        counts: dict[str, int] = {}
+        for cid in assigned[c.name].content_ids:
+            counts[subscenario_of(cid)] = counts.get(subscenario_of(cid), 0) + 1
+        for sub, w in (subscenario_weights(c, counts) or {}).items():
+            weights[f"{c.scenario}.{sub}" if len(configs) > 1 else sub] = w
+        norm = normalization(c, counts)
+        if norm is not None:
+            norms[c.scenario] = norm
+    return weights or None, norms
 
 
 def write_folder(plan: FolderPlan, out: str | os.PathLike, *, previous: CardInputs | None = None,

@@ -321,6 +321,67 @@ def _full_split_note(sc: ConfigSpec, splits: dict) -> Markdown | str:
                     "the tiny split holds the leaderboard's own prompts.")
 
 
+_WEIGHTING = {
+    "size": "every example counting the same (the leaderboard's score of this group: lm-eval's mean over all its "
+            "examples)",
+    "chance": "subtask k weighted by 1 / (1 - chance_k), its weight in the leaderboard's mean of normalised subtask "
+              "scores",
+}
+
+
+#: the accuracy benchmark's numbers per matrix (``python -m builder.bench.accuracy --card-summary``)
+ACCURACY_FILE = "accuracy.json"
+_PROTOCOL_LABEL = {"interpolation": "interpolation (new models like the training ones)",
+                   "extrapolation": "extrapolation (fit on the weakest 50%, test on the strongest 30%)"}
+
+
+def accuracy_rows(manifest: dict, templates: Path) -> list[dict]:
+    """The accuracy benchmark's rows for the matrices this folder was built from (matched by the
+    responses' sha256 in ``templates/accuracy.json``); empty when it did not measure them."""
+    f = templates / ACCURACY_FILE
+    if not f.is_file():
+        return []
+    known = json.loads(f.read_text(encoding="utf-8")).get("matrices", {})
+    out = []
+    for rec in (manifest.get("inputs") or {}).get("responses") or []:
+        entry = known.get(rec.get("sha256"))
+        if entry is None:
+            continue
+        for protocol in (p for p in _PROTOCOL_LABEL if p in entry["protocols"]):
+            out.append({"input": rec["name"], "config": rec.get("config", ""), "protocol": _PROTOCOL_LABEL[protocol],
+                        "k": entry["k"], "seeds": len(entry["seeds"]), "date": entry["date"],
+                        **entry["protocols"][protocol]})
+    return out
+
+
+def metric_notes(manifest: dict, spec: BenchmarkSpec) -> list[Markdown]:
+    """Per config of an Open LLM Leaderboard v2 task: which score the estimator estimates and how
+    the leaderboard's normalised score follows from it (Markdown list items; names as code spans)."""
+    out = []
+    for name, c in manifest["configs"].items():
+        sc = next((x for x in spec.configs if x.name == name), None)
+        if sc is None or not str(sc.source_task).startswith("leaderboard_"):
+            continue
+        how = _WEIGHTING.get(sc.subscenario_weighting, "")
+        note = (f"{code(name)}: `score` estimates the mean {code(sc.metric)} over the full benchmark"
+                + (f", {how}" if how else "") + ".")
+        norm = c.get("normalization")
+        if norm is None:
+            note += " The leaderboard reports no normalised score for it."
+        else:
+            off, scale = float(norm["offset"]), float(norm["scale"])
+            note += (f" The leaderboard's normalised score is `100 * max(0, (score - {off:.4f}) * {scale:.4f})`"
+                     f"{' = `100 * score`' if off == 0 and scale == 1 else ''} (the same map turns `ci_low` and "
+                     "`ci_high` into its interval)")
+            note += (": exact unless a subtask is below its chance level, which the leaderboard clips at 0 subtask by "
+                     "subtask." if isinstance(norm.get("chance"), dict) else ".")
+        if sc.metric == "prompt_level_strict_acc":
+            note += (" The leaderboard's IFEval column is the mean of prompt-level and instruction-level strict "
+                     "accuracy; only the prompt-level half is estimated here.")
+        out.append(Markdown(note))
+    return out
+
+
 def render_card(card: CardInputs, previous: CardInputs | None = None,
                 templates: str | os.PathLike | None = None, plot: str | None = None,
                 plot_note: str | None = None) -> Any:
@@ -360,7 +421,11 @@ def render_card(card: CardInputs, previous: CardInputs | None = None,
     shown_params = {k: ("chosen by validation" if k == "n_dims" and v is None else v)
                     for k, v in params.items() if v is not None or k == "n_dims"}
     ch = changelog(card, previous)
-    harness = list(dict.fromkeys(c["harness_task"] for c in manifest["configs"].values() if c.get("harness_task")))
+    missing = set(manifest.get("content_missing") or [])
+    harness = list(dict.fromkeys(c["harness_task"] for n, c in manifest["configs"].items()
+                                 if c.get("harness_task") and n not in missing))  # rows of ids only: no task
+    id_cols = [col for n, c in manifest["configs"].items() if n in missing
+               for col in c["splits"][c["tiny_split"]]["columns"] if col in ("instance_id", "doc_id")]
     kwargs = dict(
         name=spec.name, pretty_name=spec.pretty_name,
         # the registry's descriptions are this project's Markdown; a spec file's is text from a user
@@ -380,6 +445,9 @@ def render_card(card: CardInputs, previous: CardInputs | None = None,
         harness_group_file=f"{layout.HARNESS_DIR}/{spec.name}.yaml",
         configs_absent=list(manifest.get("configs_absent") or []),
         content_missing=list(manifest.get("content_missing") or []),
+        missing_id_column=id_cols[0] if id_cols else "instance_id",
+        metric_notes=metric_notes(manifest, spec),
+        accuracy=accuracy_rows(manifest, templates),
         polo_bibtex=POLO2024_BIBTEX, source_citation=spec.source_citation.strip(), license=spec.license,
         license_notes=Markdown(getattr(spec, "license_notes", "") or ""),  # the registry's own text
     )

@@ -34,16 +34,19 @@ from builder.dataset.responses import ConfigItems
 log = get_logger(__name__)
 
 __all__ = [
-    "INPUT_COLUMN", "IDS_ONLY", "ID_COLUMNS", "ContentTable", "parse_content_args", "content_value", "local_tiny_content", "config_splits",
-    "fewshot_split", "content_item_ids", "source_content", "load_content", "remap_item_order", "check_item_text",
+    "INPUT_COLUMN", "IDS_ONLY", "ID_COLUMNS", "DOC_COLUMN", "ContentTable", "logged_prompts", "parse_content_args",
+    "content_value", "local_tiny_content", "config_splits", "fewshot_split", "content_item_ids", "source_content", "load_content", "remap_item_order", "check_item_text",
     "match_content", "check_hub_dataset",
 ]
 
 INPUT_COLUMN = "input_formatted"
 #: ``ContentTable.source["kind"]`` of content that is the item ids only (no text was available)
 IDS_ONLY = "ids-only"
-#: columns derived from the item id (``content_from="source"``), present even without item text
-ID_COLUMNS = ("instance_id", "subscenario")
+#: columns derived from the item id (``content_from="source"``), present even without item text:
+#: the id within the subscenario (HELM's ``instance_id``, lm-eval's ``doc_id``) and the subscenario
+ID_COLUMNS = ("instance_id", "doc_id", "subscenario")
+#: ``item_info`` column of the lm-eval reader holding each record's ``doc`` as JSON (v2 details)
+DOC_COLUMN = "doc_json"
 
 
 @dataclass
@@ -235,22 +238,28 @@ def source_content(config: ConfigSpec, matrix: ResponseMatrix, columns: Sequence
     cols = [c for c in (config.columns or ()) if c != INPUT_COLUMN] or \
         [c for c in (info.columns if info is not None else []) if c not in ("scenario",)]
     text = [c for c in cols if c not in ID_COLUMNS]
-    if text and (info is None or not any(c in info.columns and info[c].iloc[list(columns)].notna().any()
-                                         for c in text)):
+    has_docs = info is not None and DOC_COLUMN in info.columns and info[DOC_COLUMN].iloc[list(columns)].notna().any()
+    if text and not has_docs and (info is None or not any(c in info.columns and info[c].iloc[list(columns)].notna().any()
+                                                          for c in text)):
         cols = [c for c in cols if c in ID_COLUMNS and (c != "subscenario" or any(map(subscenario_of, content_ids)))]
         source = {"kind": IDS_ONLY, "name": "item ids only (the responses carry no item text)"}
     else:
         source = {"kind": "source", "name": "item content of the responses"}
     data: dict[str, list] = {"item_id": [str(c) for c in content_ids]}
+    docs = _documents(info, columns)
     for c in cols:
-        if c == "instance_id" and (info is None or c not in info):
+        if c in ("instance_id", "doc_id") and (info is None or c not in info):
             data[c] = [cid[len(subscenario_of(cid)) + 1:] if subscenario_of(cid) else cid for cid in content_ids]
+            if c == "doc_id" and all(v.isdigit() for v in data[c]):
+                data[c] = [int(v) for v in data[c]]  # lm-eval's doc_id is an integer
         elif c == "subscenario":
             data[c] = [subscenario_of(cid) for cid in content_ids]
         elif info is not None and c in info:
             vals = info[c].iloc[list(columns)].tolist()
             data[c] = [None if (v is None or (isinstance(v, float) and math.isnan(v))) else
                        (v.tolist() if isinstance(v, np.ndarray) else v) for v in vals]
+        elif docs is not None:  # a field of the records' documents (lm-eval logs, v2 details)
+            data[c] = [d.get(c) if isinstance(d, dict) else None for d in docs]
         else:
             data[c] = [None] * len(content_ids)
     table = pa.table({k: pa.array(v) for k, v in data.items()})
@@ -258,6 +267,29 @@ def source_content(config: ConfigSpec, matrix: ResponseMatrix, columns: Sequence
     table = pa.Table.from_arrays([a.cast(pa.string()) if pa.types.is_null(a.type) else a for a in table.columns],
                                  names=table.column_names)
     return ContentTable(table, list(data["item_id"]), source)
+
+
+def _documents(info: pd.DataFrame | None, columns: Sequence[int]) -> list | None:
+    """The records' documents (``doc_json``, JSON text) of the given items, parsed; None if absent."""
+    if info is None or DOC_COLUMN not in info.columns:
+        return None
+    out = []
+    for v in info[DOC_COLUMN].iloc[list(columns)].tolist():
+        try:
+            out.append(json.loads(v) if isinstance(v, str) else None)
+        except ValueError:
+            out.append(None)
+    return out
+
+
+def logged_prompts(config: ConfigSpec, matrix: ResponseMatrix, items: ConfigItems) -> dict[str, str]:
+    """Content id -> the prompt the evaluation logged for it (lm-eval records' ``arg_0``, which v2
+    details carry), for the items whose responses came with one."""
+    info = matrix.item_info
+    if info is None or "prompt" not in info.columns:
+        return {}
+    vals = info["prompt"].iloc[list(items.columns)].tolist()
+    return {cid: v for cid, v in zip(items.content_ids, vals) if isinstance(v, str)}
 
 
 def load_content(
@@ -280,11 +312,14 @@ def load_content(
     for c in spec.configs:
         for split in config_splits(c):
             value = content_value(spec, content, c, split)
-            if value is None and getattr(c, "content_from", "upstream") == "source":
+            if value is None and getattr(c, "content_from", "upstream") == "source" and split == c.tiny_split:
                 if source is None or c.name not in source:
                     raise BuildError(f"config {c.name!r} takes its content from the responses; none given")
                 out[(c.name, split)] = source[c.name]
                 continue
+            if value is None and out.get((c.name, c.tiny_split), None) is not None and \
+                    out[(c.name, c.tiny_split)].source.get("kind") == IDS_ONLY:
+                continue  # rows of item ids only: no prompt to render, no few-shot split to carry
             table, source_rec = _one_content(value, c, split)
             if c.content_from == "local" and c.item_id_column not in table.column_names:
                 raise BuildError(f"config {c.name!r}, split {split!r}: the content has no column "

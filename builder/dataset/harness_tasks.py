@@ -478,12 +478,13 @@ def row_keys(rows: Sequence[Mapping[str, Any]], preferred: str | None = None) ->
     it does) and the hash of each row's value in it: what ``tiny_utils`` maps a document to its row by."""
     if not rows:
         raise BuildError("the tiny split has no rows")
-    cols = [c for c in rows[0] if all(isinstance(r.get(c), str) for r in rows)]
+    cols = [c for c in rows[0] if all(isinstance(r.get(c), str) for r in rows)
+            or all(isinstance(r.get(c), int) and not isinstance(r.get(c), bool) for r in rows)]
     if preferred in cols:
         cols.remove(preferred)
         cols.insert(0, preferred)
     for c in cols:
-        values = [r[c] for r in rows]
+        values = [str(r[c]) for r in rows]
         if len(set(values)) == len(values):
             return c, [hashlib.sha256(v.encode("utf-8")).hexdigest()[:16] for v in values]
     raise BuildError("no text column tells the rows of the tiny split apart: the lm-eval task cannot map its "

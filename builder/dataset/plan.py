@@ -8,6 +8,7 @@ shows. :func:`builder.dataset.build.write_folder` writes it; nothing here touche
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -19,7 +20,7 @@ from builder.registry import REGISTRY, BenchmarkSpec, ConfigSpec
 from builder.dataset.cards import CardInputs
 from builder.dataset.options import BuildOptions
 from builder.errors import BuildError
-from builder.dataset.content import IDS_ONLY, INPUT_COLUMN, ContentTable, fewshot_split
+from builder.dataset.content import ID_COLUMNS, IDS_ONLY, INPUT_COLUMN, ContentTable, fewshot_split, logged_prompts
 from builder.dataset.harness_tasks import row_keys, task_files, task_name
 from builder.layout import DATASET_FORMAT, MANIFEST_SCHEMA_VERSION, config_anchor_ids, data_path, to_jsonable
 from builder.read import ResponseMatrix
@@ -78,6 +79,7 @@ def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[Estimat
     """The folder of ``spec`` built from ``inputs`` and ``fits`` with ``options`` (pure)."""
     contents = inputs.contents
     configs_info: dict[str, dict] = {}
+    prompt_checks: dict[str, dict] = {}
     estimators = []
     data = []
     anchors_of: dict[str, list[str]] = {}
@@ -95,14 +97,18 @@ def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[Estimat
             anchors_of[c.name] = list(est.anchor_ids) if len(est.scenarios) <= 1 else anchors
             rows = [row_of[fit.content_of[c.name][a]] for a in anchors]
             few_name = fewshot_split(c)
-            few = {few_name: contents[(c.name, few_name)].table.to_pylist()} if few_name else {}
+            few = {few_name: contents[(c.name, few_name)].table.to_pylist()} \
+                if few_name and (c.name, few_name) in contents else {}
+            check = _prompt_check(c, inputs, ct, few)
+            if check is not None:
+                prompt_checks[c.name] = check
             splits = {}
-            for split in (c.tiny_split, *c.full_splits):
+            for split in (s for s in (c.tiny_split, *c.full_splits) if (c.name, s) in contents):
                 table = split_table(c, split, contents[(c.name, split)], rows if split == c.tiny_split else None,
                                     few, f"config {c.name!r}, split {split!r}")
                 rel = data_path(c.name, split)
                 data.append(DataFile(rel, table))
-                if split == c.tiny_split and task_name(c):
+                if split == c.tiny_split and task_name(c) and contents[(c.name, split)].source.get("kind") != IDS_ONLY:
                     key, keys = row_keys(table.to_pylist(), c.item_id_column)
                     row_ids[c.name] = (key, keys, anchors)
                 splits[split] = {"path": rel, "rows": table.num_rows, "columns": table.column_names}
@@ -115,6 +121,9 @@ def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[Estimat
                 "renderer": c.renderer,
                 "source_task": c.source_task, "metric": c.metric,
             }
+            norm = (est.metadata.get("normalization") or {}).get(c.scenario)
+            if norm is not None:  # the leaderboard's normalised score from the estimate (v2)
+                configs_info[c.name]["normalization"] = norm
     manifest: dict[str, Any] = {
         "format": DATASET_FORMAT,
         "schema_version": MANIFEST_SCHEMA_VERSION,
@@ -143,7 +152,10 @@ def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[Estimat
     missing = sorted({c for (c, _), ct in contents.items() if ct.source.get("kind") == IDS_ONLY})
     if missing:  # rows without item text: the card says so, `release --push` refuses unless allowed
         manifest["content_missing"] = missing
-    texts = task_files(spec, configs_info, manifest["repo_id"], manifest["tag"], manifest["version"], row_ids)
+    if prompt_checks:  # the rendered prompts against those the evaluation logged (v2 details)
+        manifest["prompt_check"] = prompt_checks
+    texts = task_files(spec, {n: i for n, i in configs_info.items() if n not in missing}, manifest["repo_id"],
+                       manifest["tag"], manifest["version"], row_ids)
     if texts:
         manifest["harness_tasks"] = sorted(texts)
     manifest = to_jsonable(manifest)
@@ -184,6 +196,12 @@ def split_table(config: ConfigSpec, split: str, ct: ContentTable, rows: Sequence
     cols = _output_columns(config, table)
     if ct.source.get("kind") == IDS_ONLY:  # no item text was available: the id columns the table has
         cols = [c for c in cols if c in table.column_names]
+    if "doc_id" in cols and "doc_id" not in table.column_names:  # the row's id in its split (lm-eval's doc_id)
+        ids = [ct.item_ids[r] for r in (rows if rows is not None else range(ct.table.num_rows))]
+        ids = [i.rpartition(".")[2] for i in ids]
+        table = table.append_column("doc_id", pa.array([int(i) for i in ids] if all(i.isdigit() for i in ids) else ids))
+    # the other ids derived from the responses' item ids exist where the content came from them
+    cols = [c for c in cols if c in table.column_names or c not in ID_COLUMNS]
     missing = [c for c in cols if c not in table.column_names]
     if missing:
         raise BuildError(f"{where}: content lacks column(s) {', '.join(missing)} (it has: "
@@ -194,7 +212,8 @@ def split_table(config: ConfigSpec, split: str, ct: ContentTable, rows: Sequence
         arr = table.column(c).combine_chunks()
         t = _normalize_type(arr.type)
         arrays.append(arr.cast(t) if t != arr.type else arr)
-    if config.renderer is not None and (not config.columns or INPUT_COLUMN in config.columns):
+    if config.renderer is not None and (not config.columns or INPUT_COLUMN in config.columns) \
+            and ct.source.get("kind") != IDS_ONLY:
         from builder.registry import render_split
 
         texts = render_split(config, table.to_pylist(), dict(fewshot), split=split, upstream_index=rows,
@@ -216,6 +235,36 @@ def split_table(config: ConfigSpec, split: str, ct: ContentTable, rows: Sequence
         elif isinstance(f, datasets.ClassLabel):
             features[c] = f
     return pa.Table.from_arrays(out.columns, schema=features.arrow_schema)
+
+
+def _prompt_check(config: ConfigSpec, inputs: BuildInputs, ct: ContentTable,
+                  fewshot: Mapping[str, list[dict]]) -> dict | None:
+    """Every item's rendered ``input_formatted`` against the prompt its responses logged (lm-eval
+    records' ``arg_0``: v2 details carry it): ``{"checked", "equal", "differ"}`` and the first
+    difference; None when nothing was logged or nothing is rendered. A difference is printed: a
+    run with a chat template logs the chat-formatted prompt, which the plain prompt cannot equal."""
+    if config.renderer is None or config.content_from != "source" or ct.source.get("kind") == IDS_ONLY \
+            or config.name not in inputs.assigned:  # content from the records themselves (v2 details) only
+        return None
+    logged = logged_prompts(config, inputs.matrix, inputs.assigned[config.name])
+    if not logged:
+        return None
+    from builder.registry import render_split
+
+    rows = ct.table.to_pylist()
+    rendered = dict(zip(ct.item_ids, render_split(config, rows, dict(fewshot), n_eval=len(rows))))
+    pairs = [(cid, rendered[cid], text) for cid, text in sorted(logged.items()) if cid in rendered]
+    differ = [(cid, a, b) for cid, a, b in pairs if a != b]
+    out: dict = {"checked": len(pairs), "equal": len(pairs) - len(differ), "differ": len(differ)}
+    if differ:
+        cid, a, b = differ[0]
+        at = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+        out["first_difference"] = {"item": cid, "at": at, "rendered": a[max(0, at - 40): at + 40],
+                                   "logged": b[max(0, at - 40): at + 40]}
+        print(f"note: config {config.name!r}: {len(differ)} of {len(pairs)} rendered prompts differ from the "
+              f"logged ones (first: item {cid!r} at character {at}: rendered {a[at:at + 30]!r}, logged "
+              f"{b[at:at + 30]!r}); a run with a chat template logs the chat-formatted prompt", file=sys.stderr)
+    return out
 
 
 def _class_label_array(arr: pa.Array, names: list[str], where: str) -> pa.Array:

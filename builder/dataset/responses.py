@@ -61,10 +61,18 @@ def read_responses(spec: BenchmarkSpec, responses: Any,
     parts = []
     for c in spec.configs:
         m = ingest(paths, task=c.source_task or None)
-        info = pd.DataFrame({"scenario": c.scenario, "subscenario": list(m.subscenarios())},
-                            index=[f"{c.scenario}.{i}" for i in m.items])
-        parts.append(ResponseMatrix(m.storage, m.models, list(info.index), info))
+        parts.append(_scenario_part(c, m))
     return _merge(parts), records
+
+
+def _scenario_part(c: ConfigSpec, m: ResponseMatrix) -> ResponseMatrix:
+    """``m`` with its items named ``<scenario>.<item>``, keeping the item text the reader gave."""
+    info = pd.DataFrame({"scenario": c.scenario, "subscenario": list(m.subscenarios())},
+                        index=[f"{c.scenario}.{i}" for i in m.items])
+    if m.item_info is not None:  # the item text a reader gave (HELM instances, lm-eval documents...)
+        extra = m.item_info.drop(columns=[k for k in ("scenario", "subscenario") if k in m.item_info])
+        info = pd.concat([info, extra.set_axis(info.index)], axis=1)
+    return ResponseMatrix(m.storage, m.models, list(info.index), info)
 
 
 def _paths(value: Any, where: str) -> list[Path]:
@@ -102,12 +110,7 @@ def _read_by_config(spec: BenchmarkSpec, responses: Mapping[str, Any]) -> tuple[
             from builder.read import ingest
 
             m = ingest(paths, task=c.source_task or None)
-        info = pd.DataFrame({"scenario": c.scenario, "subscenario": list(m.subscenarios())},
-                            index=[f"{c.scenario}.{i}" for i in m.items])
-        if m.item_info is not None:  # the item text a reader gave (HELM instances...)
-            extra = m.item_info.drop(columns=[k for k in ("scenario", "subscenario") if k in m.item_info])
-            info = pd.concat([info, extra.set_axis(info.index)], axis=1)
-        parts.append(ResponseMatrix(m.storage, m.models, list(info.index), info))
+        parts.append(_scenario_part(c, m))
     return _merge(parts), records
 
 

@@ -17,6 +17,7 @@ estimator uses for the error bar of the anchor-weighted mean).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping
 
 import numpy as np
 
@@ -59,11 +60,15 @@ class AnchorSet:
         return int(self.positions.shape[0])
 
 
-def balance_weights(scenarios: np.ndarray, subscenarios: np.ndarray | None = None) -> np.ndarray:
+def balance_weights(scenarios: np.ndarray, subscenarios: np.ndarray | None = None,
+                    subscenario_weights: Mapping[str, float] | None = None) -> np.ndarray:
     """Item weights: each scenario sums to 1, each of its subscenarios counts equally.
 
     ``w_j = 1 / (n_sub(s) * n_items(s, sub))`` as in the original ``N_sce / (n_sub n_i)``
-    (up to the scenario size, since we normalise per scenario).
+    (up to the scenario size, since we normalise per scenario). With ``subscenario_weights``
+    (label -> relative weight; labels not in it weigh 1) subscenario ``k`` of scenario ``s``
+    gets ``u_k / sum(u)`` of it, shared equally by its items: the item counts give every item
+    the same weight (lm-eval's ``weight_by_size``).
     """
     scenarios = np.asarray(scenarios, dtype=object)
     N = scenarios.shape[0]
@@ -74,7 +79,13 @@ def balance_weights(scenarios: np.ndarray, subscenarios: np.ndarray | None = Non
     for s in dict.fromkeys(scenarios):
         in_s = scenarios == s
         sub_names, sub_idx, counts = np.unique(subs[in_s].astype(str), return_inverse=True, return_counts=True)
-        w[in_s] = 1.0 / (len(sub_names) * counts[sub_idx])
+        if subscenario_weights is None:  # the original formula, kept bit for bit
+            w[in_s] = 1.0 / (len(sub_names) * counts[sub_idx])
+            continue
+        u = np.array([float(subscenario_weights.get(str(n), 1.0)) for n in sub_names])
+        if not (np.isfinite(u).all() and (u > 0).all()):
+            raise ValueError(f"subscenario weights must be positive numbers, got {dict(zip(sub_names, u))}")
+        w[in_s] = (u / u.sum())[sub_idx] / counts[sub_idx]
     return w
 
 

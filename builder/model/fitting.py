@@ -25,6 +25,7 @@ coverage on the out-of-fold estimates, i.e. on models that neither fit saw.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Mapping
 
 import numpy as np
 from scipy.stats import norm, spearmanr
@@ -210,6 +211,7 @@ def fit_estimator(
     scenario_order: list | None = None,
     progress: bool = True,
     metadata: dict | None = None,
+    subscenario_weights: Mapping[str, float] | None = None,
 ) -> FitResult:
     """Fit IRT, draw anchors, fit the regression, calibrate; returns the estimator and a report.
 
@@ -244,6 +246,10 @@ def fit_estimator(
     scenario_order : list of str, optional
         Order of the scenarios in the estimator and its anchors (bundles: the configs'
         order); default sorted names.
+    subscenario_weights : mapping, optional
+        Relative weight of each subscenario label in its scenario's full score (what the
+        estimator estimates and the validation measures); default: every subscenario counts
+        equally (:func:`builder.model.anchors.balance_weights`).
     """
     from threadpoolctl import threadpool_limits
 
@@ -278,7 +284,8 @@ def fit_estimator(
     scen_names = [str(s) for s in scenario_order] if scenario_order is not None else sorted(set(scen))
     scen_names = [str(s) for s in scen_names if s in set(scen)]
     pb = _Problem(
-        Y=Y, items=[matrix.items[j] for j in cols_in], balance=balance_weights(scen, matrix.subscenarios()[cols_in]),
+        Y=Y, items=[matrix.items[j] for j in cols_in],
+        balance=balance_weights(scen, matrix.subscenarios()[cols_in], subscenario_weights),
         scen=scen,
         scen_idx=np.array([scen_names.index(s) for s in scen]), scen_names=scen_names, k=int(n_anchors),
         design=design, n_seeds=int(n_seeds), irt_kwargs=dict(binarize=binarize, random_state=seed, **(irt_params or {})),
@@ -569,21 +576,24 @@ def validation_report(Yv, truth, oof, params, pb: _Problem, k, seed) -> dict:
     score, se = scored(oof, params, pb.scen_names)
     rows = []
     for s, name in enumerate(pb.scen_names):
-        t = truth[:, s]
+        # the models evaluated on this scenario (a bundle's sources may cover different models)
+        ok = np.isfinite(truth[:, s])
+        t = truth[ok, s]
         p = params[name]
-        gp, _ = gp_blend(oof["irt"][:, s], oof["pirt"][:, s], oof["se_irt"][:, s], oof["se_pirt"][:, s], p["lambda"])
+        gp, _ = gp_blend(oof["irt"][ok, s], oof["pirt"][ok, s], oof["se_irt"][ok, s], oof["se_pirt"][ok, s],
+                         p["lambda"])
 
         def mae(x, t=t):
             return float(np.nanmean(np.abs(x - t)))
 
-        rho = spearmanr(score[:, s], t).statistic if len(t) > 2 and np.std(t) > 0 else float("nan")
+        rho = spearmanr(score[ok, s], t).statistic if len(t) > 2 and np.std(t) > 0 else float("nan")
         row = {"scenario": name, "models": int(len(t)), "random": float(rand_by[name]),
-               "irt": mae(oof["irt"][:, s]), "pirt": mae(oof["pirt"][:, s]), "gpirt": mae(gp),
-               "db": mae(oof["db"][:, s]), "score": mae(score[:, s]), "spearman": float(rho),
-               "coverage": coverage(score[:, s], z * se[:, s], t), "ci_width": float(np.mean(2 * z * se[:, s])),
+               "irt": mae(oof["irt"][ok, s]), "pirt": mae(oof["pirt"][ok, s]), "gpirt": mae(gp),
+               "db": mae(oof["db"][ok, s]), "score": mae(score[ok, s]), "spearman": float(rho),
+               "coverage": coverage(score[ok, s], z * se[ok, s], t), "ci_width": float(np.mean(2 * z * se[ok, s])),
                "method": p["method"], "lambda": p["lambda"], "interval_scale": p["interval_scale"]}
         if p["method"] == "composite":
-            row["mb"] = mae(_mb(oof, s, p))
+            row["mb"] = mae(_mb(oof, s, p)[ok])
             row["pirt_weight"] = p["pirt_weight"]
         rows.append(row)
     return {"table": rows}

@@ -3,7 +3,9 @@
 :data:`REGISTRY` holds a :class:`BenchmarkSpec` per tiny benchmark (Hub configs, splits, columns,
 the harness prompt that renders ``input_formatted``, upstream content, source tasks, metrics,
 licence, citation); :mod:`builder.registry.prompts` renders the prompts byte for byte as the
-harness does; :func:`load_spec_file` turns a spec file (TOML) into a :class:`BenchmarkSpec`.
+harness does (:mod:`builder.registry.prompts_v2` the Open LLM Leaderboard v2's, whose entries,
+metrics and normalisation are in :mod:`builder.registry.leaderboard_v2`); :func:`load_spec_file`
+turns a spec file (TOML) into a :class:`BenchmarkSpec`.
 """
 
 from builder.registry.benchmarks import (

@@ -58,13 +58,11 @@ from dataclasses import dataclass, field
 
 from builder.layout import name_problem
 from builder.params import ANCHORS
-
-POLO2024_BIBTEX = """@article{polo2024tinybenchmarks,
-  title={tinyBenchmarks: evaluating LLMs with fewer examples},
-  author={Maia Polo, Felipe and Weber, Lucas and Choshen, Leshem and Sun, Yuekai and Xu, Gongjun and Yurochkin, Mikhail},
-  journal={arXiv preprint arXiv:2402.14992},
-  year={2024}
-}"""
+from builder.registry.citations import (
+    ALPACA_EVAL_BIBTEX, ARC_BIBTEX, GSM8K_BIBTEX, HELLASWAG_BIBTEX, HELM_BIBTEX, MMLU_BIBTEX, OPEN_LLM_LEADERBOARD_BIBTEX,
+    TRUTHFULQA_BIBTEX, WINOGRANDE_BIBTEX,
+)
+from builder.registry.citations import POLO2024_BIBTEX  # noqa: F401 - kept importable from here (it lived here)
 
 #: Hub ``size_categories`` buckets (upper bound exclusive)
 SIZE_CATEGORIES = (
@@ -164,6 +162,16 @@ class ConfigSpec:
         Key of this scenario in the original ``tinyBenchmarks.evaluate`` output.
     legacy_scenarios : tuple of str
         Other names the scenario had in original material (tutorial pickles).
+    subscenario_weighting : {"equal", "size", "chance"}
+        How the config's full score (what the estimator estimates) weighs its subscenarios:
+        ``equal``, every subscenario counts the same (MMLU's subjects, as the original
+        tinyBenchmarks); ``size``, every item counts the same (lm-eval's ``weight_by_size``
+        groups: the Open LLM Leaderboard v2's MATH-hard and GPQA); ``chance``, subscenario ``k``
+        weighs ``1 / (1 - chance[k])``, the weight of its accuracy in the leaderboard's mean of
+        normalised subtask scores (BBH, MuSR; :mod:`builder.registry.leaderboard_v2`).
+    chance : float or dict or None
+        The leaderboard's random baseline (the lower bound of its normalisation) for the config,
+        or per subscenario; None: the leaderboard reports no normalised score.
     """
 
     name: str
@@ -197,6 +205,8 @@ class ConfigSpec:
     license: str | None = None
     original_scenario: str | None = None
     legacy_scenarios: tuple[str, ...] = ()
+    subscenario_weighting: str = "equal"
+    chance: float | dict | None = None
 
     @property
     def splits(self) -> tuple[str, ...]:
@@ -327,6 +337,7 @@ def get_by_original(bench: str) -> BenchmarkSpec:
 _SAMPLERS = ("first_n", "harness_v1")
 _FULL_SPLIT_SAMPLERS = ("first_n", "fixed")
 _CONTENT_FROM = ("upstream", "source", "local")
+_WEIGHTINGS = ("equal", "size", "chance")
 
 
 def validate_spec(spec: BenchmarkSpec) -> list[str]:
@@ -397,84 +408,14 @@ def validate_spec(spec: BenchmarkSpec) -> list[str]:
             out.append(f"{where}: item_id_column is empty")
         if c.eval_size is not None and c.eval_size < spec.anchors:
             out.append(f"{where}: eval_size {c.eval_size} < anchors {spec.anchors}")
+        if c.subscenario_weighting not in _WEIGHTINGS:
+            out.append(f"{where}: subscenario_weighting must be one of {_WEIGHTINGS}")
+        chances = list(c.chance.values()) if isinstance(c.chance, dict) else [] if c.chance is None else [c.chance]
+        if not all(isinstance(x, (int, float)) and 0 <= x < 1 for x in chances):
+            out.append(f"{where}: chance values must be in [0, 1)")
+        if c.subscenario_weighting == "chance" and not isinstance(c.chance, dict):
+            out.append(f"{where}: subscenario_weighting 'chance' needs a chance per subscenario")
     return out
-
-
-# ------------------------------------------------------------------- citations
-MMLU_BIBTEX = """@article{hendryckstest2021,
-  title={Measuring Massive Multitask Language Understanding},
-  author={Dan Hendrycks and Collin Burns and Steven Basart and Andy Zou and Mantas Mazeika and Dawn Song and Jacob Steinhardt},
-  journal={Proceedings of the International Conference on Learning Representations (ICLR)},
-  year={2021}
-}"""
-
-ARC_BIBTEX = """@article{allenai:arc,
-  author={Peter Clark and Isaac Cowhey and Oren Etzioni and Tushar Khot and Ashish Sabharwal and Carissa Schoenick and Oyvind Tafjord},
-  title={Think you have Solved Question Answering? Try ARC, the AI2 Reasoning Challenge},
-  journal={arXiv:1803.05457v1},
-  year={2018}
-}"""
-
-HELLASWAG_BIBTEX = """@inproceedings{zellers2019hellaswag,
-  title={HellaSwag: Can a Machine Really Finish Your Sentence?},
-  author={Zellers, Rowan and Holtzman, Ari and Bisk, Yonatan and Farhadi, Ali and Choi, Yejin},
-  booktitle={Proceedings of the 57th Annual Meeting of the Association for Computational Linguistics},
-  year={2019}
-}"""
-
-WINOGRANDE_BIBTEX = """@article{sakaguchi2019winogrande,
-  title={WinoGrande: An Adversarial Winograd Schema Challenge at Scale},
-  author={Sakaguchi, Keisuke and Bras, Ronan Le and Bhagavatula, Chandra and Choi, Yejin},
-  journal={arXiv preprint arXiv:1907.10641},
-  year={2019}
-}"""
-
-TRUTHFULQA_BIBTEX = """@misc{lin2021truthfulqa,
-  title={TruthfulQA: Measuring How Models Mimic Human Falsehoods},
-  author={Stephanie Lin and Jacob Hilton and Owain Evans},
-  year={2021},
-  eprint={2109.07958},
-  archivePrefix={arXiv},
-  primaryClass={cs.CL}
-}"""
-
-GSM8K_BIBTEX = """@misc{cobbe2021training,
-  title={Training Verifiers to Solve Math Word Problems},
-  author={Karl Cobbe and Vineet Kosaraju and Mohammad Bavarian and Jacob Hilton and Reiichiro Nakano and Christopher Hesse and John Schulman},
-  year={2021},
-  eprint={2110.14168},
-  archivePrefix={arXiv},
-  primaryClass={cs.LG}
-}"""
-
-ALPACA_EVAL_BIBTEX = """@misc{alpaca_eval,
-  author = {Xuechen Li and Tianyi Zhang and Yann Dubois and Rohan Taori and Ishaan Gulrajani and Carlos Guestrin and Percy Liang and Tatsunori B. Hashimoto},
-  title = {AlpacaEval: An Automatic Evaluator of Instruction-following Models},
-  year = {2023},
-  publisher = {GitHub},
-  howpublished = {\\url{https://github.com/tatsu-lab/alpaca_eval}}
-}"""
-
-HELM_BIBTEX = """@article{liang2023holistic,
-  title={Holistic Evaluation of Language Models},
-  author={Liang, Percy and Bommasani, Rishi and Lee, Tony and Tsipras, Dimitris and Soylu, Dilara and Yasunaga, Michihiro and Zhang, Yian and Narayanan, Deepak and Wu, Yuhuai and Kumar, Ananya and others},
-  journal={Transactions on Machine Learning Research},
-  year={2023}
-}
-@misc{helmlite2023,
-  title={HELM Lite: Lightweight and Broad Capabilities Evaluation},
-  author={Liang, Percy and Mai, Yifan and Somerville, Josselin and Kaiyom, Farzaan and Lee, Tony and Bommasani, Rishi},
-  year={2023},
-  howpublished={\\url{https://crfm.stanford.edu/2023/12/19/helm-lite.html}}
-}"""
-
-OPEN_LLM_LEADERBOARD_BIBTEX = """@misc{open-llm-leaderboard,
-  author={Edward Beeching and Cl{\\'e}mentine Fourrier and Nathan Habib and Sheon Han and Nathan Lambert and Nazneen Rajani and Omar Sanseviero and Lewis Tunstall and Thomas Wolf},
-  title={Open LLM Leaderboard},
-  year={2023},
-  publisher={Hugging Face},
-  howpublished={\\url{https://huggingface.co/spaces/open-llm-leaderboard-old/open_llm_leaderboard}}
-}"""
 
 
 # -------------------------------------------- Open LLM Leaderboard (v1) configs

@@ -16,7 +16,11 @@ winogrande   5         ``train``              ``harness_v1`` / ``fixed``
 truthfulqa   0         (none)                 (none)
 gsm8k        5         ``train``              ``harness_v1`` / ``fixed``
 template     0         (none)                 a custom benchmark's jinja2 ``prompt``
+lb2_*        0-5       (v2: see prompts_v2)   ``first_n`` (MMLU-Pro) / fixed examples
 ===========  ========  =====================  ===========================================
+
+The Open LLM Leaderboard v2 renderers (``lb2_*``; the leaderboard's lm-eval 0.4.3 tasks) are in
+:mod:`builder.registry.prompts_v2`; its ARC-Challenge uses :func:`render_arc` with ``first_n``.
 
 The shot count, pool split, samplers and seeds of each config live in the registry
 (:class:`builder.registry.benchmarks.ConfigSpec`: ``num_fewshot``, ``fewshot_split``,
@@ -97,6 +101,8 @@ from __future__ import annotations
 import random
 import re
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
+from builder.registry.prompts_v2 import V2_RENDERERS
 
 if TYPE_CHECKING:  # pragma: no cover
     from builder.registry.benchmarks import ConfigSpec
@@ -406,6 +412,7 @@ RENDERERS: dict[str, Renderer] = {
     "winogrande": render_winogrande,
     "truthfulqa": render_truthfulqa,
     "gsm8k": render_gsm8k,
+    **V2_RENDERERS,  # the Open LLM Leaderboard v2 tasks (builder.registry.prompts_v2)
 }
 #: renderers of the full splits where they differ from the tiny split's
 FULL_SPLIT_RENDERERS: dict[str, Renderer] = {"winogrande": render_winogrande_full}

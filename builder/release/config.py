@@ -392,7 +392,11 @@ def load_config(path: str | os.PathLike, *, check_paths: bool = True) -> Release
     config, missing = _load_config(Path(path), check_paths)
     if not missing:
         return config
-    if config.fallback is not None and len(missing) == len(config.inputs()):
+    first_seen: dict[Path, str] = {}
+    for msg, p in missing:  # a path several benchmarks read (a bundle and its singles) counts once
+        first_seen.setdefault(p, msg)
+    missing = [(msg, p) for p, msg in first_seen.items()]
+    if config.fallback is not None and {p for _, p in missing} == set(config.inputs()):
         if not config.fallback.is_file():
             raise ConfigError(f"{path}: none of its inputs exist and its fallback config {config.fallback} "
                               "is not there either")

@@ -74,10 +74,26 @@ def make_content(c: ConfigSpec, split: str, n: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def is_leaderboard_v2(name: str) -> bool:
+    return all(c.source_task.startswith("leaderboard_") for c in REGISTRY[name].configs)
+
+
 def write_fixture(name: str, folder: Path, n_items: int = 90, n_full: int = 30, seed: int = 0):
-    """Content files and a responses table for benchmark ``name``; returns (responses, content dict)."""
+    """Content files and a responses table for benchmark ``name``; returns (responses, content dict).
+
+    The Open LLM Leaderboard v2 benchmarks are built from v2 details written by the leaderboard's
+    own code (helpers.leaderboard_v2): their rows are the details' documents."""
     spec = REGISTRY[name]
     folder.mkdir(parents=True, exist_ok=True)
+    if is_leaderboard_v2(name):
+        from helpers.leaderboard_v2 import CONTENT, write_details
+
+        write_details(folder / "details", n_models=12, seed=seed)
+        few = {"mmlu_pro": ("validation", CONTENT / "mmlu_pro_validation.jsonl"),
+               "arc_challenge": ("train", CONTENT / "arc_train.jsonl")}
+        content = {(f"{c.name}/{few[c.scenario][0]}" if len(spec.configs) > 1 else few[c.scenario][0]):
+                   str(few[c.scenario][1]) for c in spec.configs if c.scenario in few}
+        return str(folder / "details"), content
     content: dict[str, str] = {}
     ids, scen, info_rows = [], [], []
     bundle = len(spec.configs) > 1
@@ -117,7 +133,7 @@ def fast(**kwargs) -> BuildOptions:
 
 
 def anchors_for(name: str) -> int:
-    return 3 if len(REGISTRY[name].configs) > 1 else 10
+    return 3 if len(REGISTRY[name].configs) > 1 or is_leaderboard_v2(name) else 10
 
 
 _CACHE: dict[tuple, Path] = {}

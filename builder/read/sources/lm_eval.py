@@ -26,6 +26,7 @@ Rules:
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import defaultdict
@@ -391,7 +392,10 @@ def _record_content(rec: dict) -> dict:
     doc_value = rec.get("doc")
     doc = doc_value if isinstance(doc_value, dict) else {}
     question = next((doc[k] for k in QUESTION_FIELDS if isinstance(doc.get(k), str)), None)
-    out = {"prompt": prompt if isinstance(prompt, str) else None, "target": None, "question": question}
+    out = {"prompt": prompt if isinstance(prompt, str) else None, "target": None, "question": question,
+           # the whole document (the dataset row after the task's process_docs): the content of a
+           # tiny dataset built from these logs (v2 details), kept as JSON text in one column
+           "doc_json": json.dumps(doc, ensure_ascii=False, sort_keys=True) if doc else None}
     if "target" in rec and rec["target"] is not None:
         out["target"] = str(rec["target"])
     return out
