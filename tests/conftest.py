@@ -2,7 +2,8 @@
 
 The fast loop, ``pytest -m "not slow"``: besides the tests marked ``slow`` by hand, every test
 that uses the loopback Hub (the real clients in a fresh process), the real data (``realdata``)
-or a file of :data:`SLOW_FILES` (Dask clusters, end-to-end builds and releases) is ``slow``.
+a file of :data:`SLOW_FILES` (Dask clusters, end-to-end builds and releases, benchmark scripts) or
+one of :data:`SLOW_TESTS` (measured with ``--durations``) is ``slow``.
 
 Hub fixtures: the loopback Hugging Face Hub server (``helpers.hub``) and the environment for a
 client process (the real clients read HF_ENDPOINT at import time: see ``helpers.client``).
@@ -18,7 +19,17 @@ HUB_TOKEN = DEFAULT_TOKEN
 SLOW_FILES = {
     "test_hub_server.py", "test_hub_sync.py", "test_release_bundles.py", "test_ingest_dask.py",
     "test_custom_benchmark.py", "test_readme.py", "test_core_realdata.py", "test_sources_realdata.py",
-    "test_fresh_clone.py", "test_identity.py",
+    "test_fresh_clone.py", "test_identity.py", "test_release_races.py", "test_bench_ingest_speed.py", "test_bench.py",
+}
+#: single tests of otherwise fast files that take tens of seconds (measured: pytest --durations)
+SLOW_TESTS = {
+    "test_anchors.py::test_stratified_sample_is_unbiased_for_any_scores",
+    "test_cli.py::test_the_module_entry_point",
+    "test_fitting.py::test_same_tiny_benchmark_whatever_the_blas_thread_count",
+    "test_fitting.py::test_design_based_estimate_is_unbiased_when_the_irt_model_is_wrong",
+    "test_release.py::test_push_releases_previous_changelog_idempotence_and_no_token_leak",
+    "test_release.py::test_release_script_help_and_errors_without_traceback",
+    "test_ingest_engine.py::test_hub_models_on_the_local_pool_and_a_corrupt_file_on_the_hub",
 }
 #: fixtures of the loopback Hub: a test that takes one starts the real clients in new processes
 HUB_FIXTURES = {"hub_server", "hub_env"}
@@ -26,7 +37,8 @@ HUB_FIXTURES = {"hub_server", "hub_env"}
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if (item.path.name in SLOW_FILES or HUB_FIXTURES & set(getattr(item, "fixturenames", ()))
+        if (item.path.name in SLOW_FILES or f"{item.path.name}::{item.originalname}" in SLOW_TESTS
+                or HUB_FIXTURES & set(getattr(item, "fixturenames", ()))
                 or item.get_closest_marker("realdata") is not None):
             item.add_marker(pytest.mark.slow)
 

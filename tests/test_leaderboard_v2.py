@@ -255,9 +255,9 @@ def test_harness_prompts_of_the_rows_are_the_rendered_ones():
 
 
 # ------------------------------------------------------------------ the generated lm-eval tasks
-@pytest.mark.skipif(not os.environ.get("LMEVAL_PYTHON"), reason="set LMEVAL_PYTHON to a python with lm-eval[ifeval,math]")
+@pytest.mark.skipif(not os.environ.get("TINYBENCH_LM_EVAL_PYTHON"), reason="set TINYBENCH_LM_EVAL_PYTHON to a python with lm-eval[ifeval,math]")
 def test_lm_eval_runs_the_generated_tasks_with_the_leaderboards_requests(details, tmp_path):
-    """lm-eval (``$LMEVAL_PYTHON``, e.g. 0.4.13) runs the bundle's task files on the built folder and
+    """lm-eval (``$TINYBENCH_LM_EVAL_PYTHON``, e.g. 0.4.13) runs the bundle's task files on the built folder and
     sends, for every row, the requests the leaderboard's code sent (context and continuations or
     generation settings), byte for byte."""
     content = {"mmlu_pro/validation": FEW["tinyMMLUPro"]["validation"],
@@ -273,7 +273,7 @@ def test_lm_eval_runs_the_generated_tasks_with_the_leaderboards_requests(details
                              for line in text.splitlines() if not line.startswith("dataset_kwargs:")) + "\n"
         (tasks / f.name).write_text(text)
     env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
-    run = subprocess.run([os.environ["LMEVAL_PYTHON"], "-m", "lm_eval", "--model", "dummy", "--tasks",
+    run = subprocess.run([os.environ["TINYBENCH_LM_EVAL_PYTHON"], "-m", "lm_eval", "--model", "dummy", "--tasks",
                           "tinyOpenLLMLeaderboardV2", "--include_path", str(tasks), "--output_path", str(tmp_path / "o"),
                           "--log_samples"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=1800)
     assert run.returncode == 0, run.stderr[-3000:]
