@@ -32,11 +32,12 @@ How ``score`` is computed (for tiny benchmarks built with the stratified design)
   p-IRT and a ridge regression of the residual full score on the anchor results (weights
   and the mix chosen out-of-fold); its error ``sigma`` is measured out-of-fold;
 * ``score = g * db + (1 - g) * mb`` with ``g = s2 / (s2 + se_db^2)`` and
-  ``s2 = sigma^2 + kappa * d^2``, where ``d`` is how far ``db`` lies outside the
-  training models' score range: models like the training ones get the sharper
-  model-based estimate, models outside the range (typically newer, stronger ones) get the
-  design-based one, and the interval widens accordingly. The interval always contains
-  the design-based 90% interval ``db +- 1.645 se_db``, so it stays honest under any shift.
+  ``s2 = sigma^2 + kappa * d2``, where ``d2`` is the expected squared distance of the score
+  outside the training models' score range (the score taken as ``N(db, se_db^2)``): models
+  like the training ones get the sharper model-based estimate, models near or outside the
+  edge of the range (typically newer, stronger ones) get the design-based one, and the
+  interval widens accordingly. The model-based part of the interval is scaled so that
+  out-of-fold intervals cover, on full runs and on partial ones (some anchors unanswered).
 
 The ability ``theta`` is the MAP on the answered anchors with the training models'
 abilities as a Gaussian prior; unseen items get the posterior-averaged probability
@@ -92,9 +93,8 @@ DEFAULT_PARAMS = {
     "range": [0.0, 1.0], "kappa": 16.0, "ridge_intercept": 0.0, "design_slope": 1.0,
     "sigma_partial": 0.0,
 }
-#: the score's interval always holds ``db +- DESIGN_FLOOR_Z * se_db`` (the design-based 90% interval)
-DESIGN_FLOOR_Z = 1.6448536269514722
-_VARIANT: dict = {}  # research switches (temporary)
+#: weight (in degrees of freedom) of the IRT model's per-draw variance in a stratum's design variance
+MODEL_DOF = 1.0
 # a sanity bound on stored parameters: |a|, |b| beyond this are corrupt, not fitted
 _MAX_PARAM = 1e4
 
@@ -558,12 +558,11 @@ class TinyEstimator:
         gpirt, gp_se = gp_blend(irt, pirt, se_irt, se_pirt, self._p["lambda"])
         # --- model-based: p-IRT mixed with a ridge regression of the residual full score
         X = np.where(obs, Yf, Pa)
-        ridge = ((0.0 if _VARIANT.get("ridge_full") else db) + self._p["ridge_intercept"]
-                 + (X * self.ridge_coef) @ self._anchor_one_hot)
+        ridge = db + self._p["ridge_intercept"] + (X * self.ridge_coef) @ self._anchor_one_hot
         mb = self._p["pirt_weight"] * pirt + (1 - self._p["pirt_weight"]) * ridge
         sigma = partial_sigma(self._p["sigma"], self._p["sigma_partial"], answered, self._k_s)
         comp_score, comp_se, g = composite(db, se_db, mb, sigma, self._lo, self._hi, self._p["kappa"],
-                                           self._p["interval_scale"], self._z, frac=answered / self._k_s)
+                                           self._p["interval_scale"])
         # a full score lies in [0, 1]; the regression's extrapolation may step outside
         score = np.clip(np.where(self._composite, comp_score, gpirt), 0.0, 1.0)
         se = np.where(self._composite, comp_se, gp_se * self._p["interval_scale"])
@@ -637,13 +636,14 @@ class TinyEstimator:
 
         The variance is ``sum_h M_h^2 v_h / m_h (1 - m_h / N_g)`` plus, for every absorbed
         stratum, ``W_u^2 v_u`` (its own mean residual may differ from its neighbour's: counted as
-        one draw). ``v_h``, the variance of one draw's residual, is measured in the strata with
-        two answered anchors (pooled over the scenario for the others) and never less than what
-        the IRT model expects, ``mean_h p(1-p) + (1 - beta)^2 var_h(p)``: two answers that agree
-        do not prove a stratum uniform, and with few answers the measured spread is mostly
-        noise. A scenario with no answered anchor gets the model's p-IRT prediction and error.
+        one draw). ``v_h``, the variance of one draw's residual, is the measured spread (strata
+        with two answered anchors or more, ``m_h - 1`` degrees of freedom; pooled over the
+        scenario for the others, one degree of freedom) averaged with what the IRT model
+        expects, ``mean_h p(1-p) + (1 - beta)^2 var_h(p)``, worth :data:`MODEL_DOF` degrees of
+        freedom: two answers that agree do not prove a stratum uniform (the measured spread is
+        then 0), and with few answers the measured spread is mostly noise. A scenario with no
+        answered anchor gets the model's p-IRT prediction and error.
         """
-        V_ = _VARIANT
         n, H = Yf.shape[0], self._H
         beta_h = self._p["design_slope"][self._h_scenario]  # (H,)
         beta_a = beta_h[self._anchor_h]  # (k,)
@@ -669,13 +669,11 @@ class TinyEstimator:
                            out=np.zeros_like(wsum), where=wsum > 0)
         pooled_h = np.where((wsum > 0)[:, self._h_scenario], pooled[:, self._h_scenario], model_v)
         per_draw = np.where(ok, emp, pooled_h)
-        mode = V_.get("floor", "max")
-        if mode == "max":
-            per_draw = np.maximum(per_draw, V_.get("floor_factor", 1.0) * model_v)
-        elif mode == "mix":
-            nu = V_.get("nu", 1.0)
-            dfree = np.where(ok, m - 1, np.where((wsum > 0)[:, self._h_scenario], 1.0, 0.0))
-            per_draw = (dfree * per_draw + nu * model_v) / (dfree + nu)
+        # the model's per-draw variance counts as MODEL_DOF degrees of freedom next to the measured
+        # ones (m - 1 in a stratum of m answers; 1 for the pooled value): two answers that agree do
+        # not prove a stratum uniform, and with few answers the measured spread is mostly noise
+        dof = np.where(ok, m - 1, np.where((wsum > 0)[:, self._h_scenario], 1.0, 0.0))
+        per_draw = (dof * per_draw + MODEL_DOF * model_v) / (dof + MODEL_DOF)
         # --- collapse unanswered strata into the nearest answered one of the scenario
         idx = np.arange(H)
         left = np.maximum.accumulate(np.where(seen_h, idx, -1), axis=1)
@@ -687,8 +685,6 @@ class TinyEstimator:
         fl = np.where(okl & okr, np.where(dl < dr, 1.0, np.where(dl == dr, 0.5, 0.0)), okl.astype(np.float64))
         fr = np.where(okl & okr, 1.0 - fl, okr.astype(np.float64))
         unseen = ~seen_h
-        if not V_.get("collapse", True):
-            fl = fr = np.zeros_like(fl)
         rows = np.repeat(np.arange(n) * H, H).reshape(n, H)
         M = self._W_h * seen_h
         Ng = self._N_h * seen_h
@@ -702,7 +698,7 @@ class TinyEstimator:
         db = (beta_h * self._W_h * Pbar_h) @ self._h_one_hot + (M * np.where(seen_h, rbar_h, 0.0)) @ self._h_one_hot
         fpc = np.clip(1.0 - m / np.where(Ng > 0, Ng, 1.0), 0.0, 1.0)
         var = (np.where(seen_h, M**2 * per_draw / np.maximum(m, 1) * fpc, 0.0)
-               + V_.get("between", 1.0) * np.where(absorbed, self._W_h**2 * per_draw, 0.0)
+               + np.where(absorbed, self._W_h**2 * per_draw, 0.0)
                + np.where(unseen & ~absorbed, self._W_h**2 * model_v, 0.0)) @ self._h_one_hot
         model_db = (self._W_h * Pbar_h) @ self._h_one_hot
         db = np.where(none, model_db, db)
@@ -903,48 +899,34 @@ def partial_sigma(sigma, growth, answered, n_anchors) -> np.ndarray:
     return np.where(answered > 0, np.minimum(out, 1.0), 1.0)
 
 
-def composite(db, se_db, mb, sigma, lo, hi, kappa, interval_scale, z, discrepancy=None,
-              floor_z=None, frac=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def composite(db, se_db, mb, sigma, lo, hi, kappa, interval_scale) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The composite score, its standard error and the weight ``g`` of the design-based estimate.
 
-    ``g = s2 / (s2 + se_db^2)`` with ``s2 = sigma^2 + kappa d^2``, ``d`` the distance of ``db``
-    outside the training range ``[lo, hi]``. The design-based error is honest by construction;
-    the model-based one is scaled by ``interval_scale`` (so that out-of-fold intervals cover),
-    and the error is never less than what holds the design-based 90% interval around ``db``:
-    whatever the shift, the interval holds one that needs no model.
+    ``g = s2 / (s2 + se_db^2)`` with ``s2 = sigma^2 + kappa d2``, where ``d2`` is the expected
+    squared distance of the score outside the training range ``[lo, hi]`` when it is
+    ``N(db, se_db^2)`` (:func:`outside_distance2`): a model whose design-based estimate lies near
+    the edge of the range, or is uncertain, may well lie outside it, and the model-based
+    estimate, learned inside the range, loses weight smoothly instead of at the edge. The
+    design-based error is honest by construction; the model-based one is scaled by
+    ``interval_scale``, calibrated so that out-of-fold intervals cover (full and partial runs).
     """
-    V_ = _VARIANT
-    dist = np.maximum(0.0, np.maximum(db - hi, lo - db))
-    if V_.get("soft_d"):
-        # the expected squared distance of the true score outside [lo, hi] when it is N(db, se_db^2)
-        sd = np.maximum(se_db, 1e-12)
-        dist2 = np.zeros_like(db)
-        for mu in (db - hi, lo - db):
-            r = mu / sd
-            dist2 = dist2 + (mu**2 + sd**2) * norm.cdf(r) + mu * sd * norm.pdf(r)
-        dist = np.sqrt(np.maximum(dist2, 0.0))
-    s2 = sigma**2 + kappa * dist**2
+    s2 = sigma**2 + kappa * outside_distance2(db, se_db, lo, hi)
     v_db = se_db**2
-    disc = V_.get("disc", 0.0) if discrepancy is None else discrepancy
-    if disc:
-        q = V_.get("disc_q", 1.0)
-        s2 = s2 + disc * np.maximum(0.0, (db - mb) ** 2 - q * (v_db + sigma**2))
     g = np.divide(s2, s2 + v_db, out=np.ones_like(s2), where=(s2 + v_db) > 0)
     score = g * db + (1 - g) * mb
-    if V_.get("se_form", "lin") == "lin":
-        se = g * se_db + (1 - g) * np.sqrt(s2) * interval_scale
-    else:
-        se = np.sqrt(g**2 * v_db + (1 - g) ** 2 * s2 * interval_scale**2)
-    fz = V_.get("floor_z", DESIGN_FLOOR_Z) if floor_z is None else floor_z
-    if fz > 0:
-        if frac is not None and V_.get("fz_mode") == "partial":
-            fz = fz * np.clip(1.0 - np.asarray(frac, dtype=np.float64), 0.0, 1.0) ** V_.get("fz_pow", 1.0)
-        elif V_.get("fz_mode") == "pout":
-            sd = np.maximum(se_db, 1e-12)
-            p_out = np.minimum(norm.cdf((db - hi) / sd) + norm.cdf((lo - db) / sd), 1.0)
-            fz = fz * p_out ** V_.get("fz_pow", 1.0)
-        se = np.maximum(se, (np.abs(score - db) + fz * se_db) / z)
+    se = g * se_db + (1 - g) * np.sqrt(s2) * interval_scale
     return score, se, g
+
+
+def outside_distance2(mu, sd, lo, hi) -> np.ndarray:
+    """``E[(X - hi)_+^2 + (lo - X)_+^2]`` for ``X ~ N(mu, sd^2)``: the expected squared distance of
+    X outside ``[lo, hi]`` (the plain squared distance of ``mu`` when ``sd`` is 0)."""
+    sd = np.maximum(sd, 1e-12)
+    out = np.zeros(np.broadcast(mu, sd, lo, hi).shape)
+    for d in (mu - hi, lo - mu):
+        r = d / sd
+        out = out + (d**2 + sd**2) * norm.cdf(r) + d * sd * norm.pdf(r)
+    return np.maximum(out, 0.0)
 
 
 def _pack(comp: dict, i: int, s: int, z: float) -> dict:

@@ -50,7 +50,10 @@ MIX_GRID = tuple(np.round(np.linspace(0.0, 1.0, 11), 2))
 #: the model-based error's growth outside the training score range (s2 = sigma^2 + kappa d^2);
 #: chosen on the development protocol (nested splits of training models only)
 DEFAULT_KAPPA = 16.0
-_VARIANT: dict = {}  # research switches (temporary)
+#: slope of the model's prediction in the design-based estimate (``design_slope``): 0.5 averages
+#: the IRT-corrected (AIPW) estimate with the plain stratified mean (any fixed slope is unbiased
+#: under the design); chosen on the development protocol
+DESIGN_SLOPE = 1.0
 
 
 @dataclass
@@ -116,7 +119,7 @@ def _estimator(pb: _Problem, irt: IRTModel, anchors: AnchorSet, params=None, rid
                metadata=None) -> TinyEstimator:
     mean, cov = irt.ability_prior()
     if params is None and pb.design == "stratified":
-        params = {name: {"design_slope": _VARIANT.get("beta", 1.0)} for name in pb.scen_names}
+        params = {name: {"design_slope": DESIGN_SLOPE} for name in pb.scen_names}
     return TinyEstimator(
         item_ids=pb.items, anchor_positions=anchors.positions, anchor_weights=anchors.weights,  # type: ignore[arg-type]  # arrays: any array-like
         A=irt.discrimination_, b=irt.difficulty_, balance=pb.balance, scenario_index=pb.scen_idx,
@@ -162,7 +165,7 @@ def _fit_ridge(pb: _Problem, comp: dict, truth: np.ndarray, anchors: AnchorSet) 
     anchor_scen = pb.scen_idx[anchors.positions]
     for s in range(pb.S):
         cols = np.flatnonzero(anchor_scen == s)
-        target = truth[:, s] - (0.0 if _VARIANT.get("ridge_full") else comp["db"][:, s])
+        target = truth[:, s] - comp["db"][:, s]
         ok = np.isfinite(target)
         if ok.sum() < 3:
             continue
@@ -473,7 +476,7 @@ def _calibrate(oof: dict, truth: np.ndarray, s: int, n_models: int, design: str,
                                        for a in MIX_GRID]))])
     mb = a * get["pirt"] + (1 - a) * get["ridge"]
     sigma = float(np.sqrt(np.mean((mb - t) ** 2))) if t.size else 0.0
-    out.update(method="composite", pirt_weight=a, sigma=min(sigma, 1.0), design_slope=_VARIANT.get("beta", 1.0))
+    out.update(method="composite", pirt_weight=a, sigma=min(sigma, 1.0), design_slope=DESIGN_SLOPE)
     sets = [(get, t)]
     if part is not None and part_truth is not None:
         pt = part_truth[:, s]
@@ -482,8 +485,7 @@ def _calibrate(oof: dict, truth: np.ndarray, s: int, n_models: int, design: str,
         pt = pt[pok]
         pmb = a * pget["pirt"] + (1 - a) * pget["ridge"]
         out["sigma_partial"] = fit_growth((pmb - pt) ** 2, pget["answered"], n_anchors, out["sigma"])
-        if _VARIANT.get("c_partial", True):
-            sets.append((pget, pt))
+        sets.append((pget, pt))
     out["interval_scale"] = _model_part_scale(sets, a, out, n_models, n_anchors)
     return out
 
@@ -502,7 +504,7 @@ def _model_part_scale(sets, a: float, p: dict, n_models, n_anchors, confidence: 
         good = True
         for get, truth in sets:
             mb = a * get["pirt"] + (1 - a) * get["ridge"]
-            score, se, _ = _scenario_composite(get["db"], get["se_db"], mb, p, cand, z, get["answered"], n_anchors)
+            score, se, _ = _scenario_composite(get["db"], get["se_db"], mb, p, cand, get["answered"], n_anchors)
             if np.mean(np.abs(np.clip(score, 0.0, 1.0) - truth) <= z * se) < confidence:
                 good = False
                 break
@@ -513,13 +515,11 @@ def _model_part_scale(sets, a: float, p: dict, n_models, n_anchors, confidence: 
     return c * float(t_dist.ppf(0.5 + confidence / 2, dof)) / z
 
 
-def _scenario_composite(db, se_db, mb, p: dict, scale: float, z: float = float(norm.ppf(0.975)), answered=None,
-                        n_anchors: float = 0.0):
+def _scenario_composite(db, se_db, mb, p: dict, scale: float, answered=None, n_anchors: float = 0.0):
     """:func:`~builder.estimator.composite` with one scenario's settings."""
     sigma = p["sigma"] if answered is None else partial_sigma(p["sigma"], p.get("sigma_partial", 0.0), answered,
                                                               n_anchors)
-    frac = None if answered is None or not n_anchors else np.asarray(answered, dtype=np.float64) / n_anchors
-    return composite(db, se_db, mb, sigma, p["range"][0], p["range"][1], p["kappa"], scale, z, frac=frac)
+    return composite(db, se_db, mb, sigma, p["range"][0], p["range"][1], p["kappa"], scale)
 
 
 def _mb(oof: dict, s: int, p: dict) -> np.ndarray:
