@@ -10,7 +10,6 @@ import pytest
 from scipy.special import expit
 
 from builder.bench.partial import subset_masks
-from builder.estimator import TinyEstimator
 from builder.model import fit_estimator
 from builder.read import ResponseMatrix
 from helpers.builds import SHARED

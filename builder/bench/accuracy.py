@@ -129,9 +129,9 @@ def summarize(rows: list[dict], datasets, protocol: str) -> tuple[str, dict]:
         st["width_over_mae"] = float(st["width"] / np.mean(err)) if np.mean(err) > 0 else float("inf")
         by_seed: dict = {}
         for r in rs:  # dev: the nested splits of a seed pooled
-            t, l, h = (np.asarray(r[key], dtype=np.float64) for key in ("truth", "ci_low", "ci_high"))
+            t, lo_, hi_ = (np.asarray(r[key], dtype=np.float64) for key in ("truth", "ci_low", "ci_high"))
             a = by_seed.setdefault(r["seed"], [0, 0])
-            a[0] += int(((t >= l) & (t <= h)).sum())
+            a[0] += int(((t >= lo_) & (t <= hi_)).sum())
             a[1] += len(t)
         st["min_seed_coverage"] = float(min(a / b for a, b in by_seed.values()))
         st["fit_seconds"] = float(np.mean([r["fit_seconds"] for r in rs]))

@@ -182,8 +182,8 @@ def summarize(rows: list[dict], datasets, protocol: str, answered) -> tuple[str,
                              f" w {st['width']:.3f} e {st['mae']:.3f}")
             if any(cells):
                 lines.append(f"| {name} | {kind} | " + " | ".join(cells) + " |")
-    lines += ["", "| subsets | n answered | coverage: worst dataset | mean | min over seeds | strongest model (worst) "
-                  "| mean width | MAE | random-n MAE | width / MAE | intervals < 0.001 |",
+    lines += ["", ("| subsets | n answered | coverage: worst dataset | mean | min over seeds | strongest model (worst) "
+                   "| mean width | MAE | random-n MAE | width / MAE | intervals < 0.001 |"),
               "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     overall = {}
     for kind in KINDS:
@@ -246,7 +246,7 @@ def main(argv=None) -> int:
     if args.jobs < 1 or args.draws < 1 or min(args.answered) < 1:
         ap.error("--jobs, --draws and --answered must be positive")
     answered = sorted(set(args.answered))
-    tasks = []
+    tasks: list = []
     for name in args.datasets:
         path = args.data_dir / f"{name}.parquet"
         if not path.is_file():

@@ -462,7 +462,7 @@ def check_task_names(names: Sequence[str], *, installed: bool = True) -> None:
     if not clash and installed and names:
         try:
             from lm_eval.tasks import TaskManager  # optional: only where lm-eval is installed
-        except Exception:  # not installed (or broken): the static list above only
+        except Exception:  # noqa: BLE001 - not installed (or broken): the static list above only
             TaskManager = None
         if TaskManager is not None:
             clash = sorted(set(names) & set(TaskManager().all_tasks))
@@ -535,7 +535,7 @@ def _scoring(config: ConfigSpec, settings: Mapping[str, Any]) -> dict[str, Any]:
         return out
     out["scoring"] = {"multiple_choice": "choice", "generate_until": "exact_match", "loglikelihood": "loglikelihood"}[kind]
     if out["scoring"] == "exact_match":
-        metric = next((m for m in settings.get("metric_list", []) if m["metric"] == "exact_match"), {})
+        metric: dict = next((m for m in settings.get("metric_list", []) if m["metric"] == "exact_match"), {})
         match = {k: metric[k] for k in ("regexes_to_ignore", "ignore_case", "ignore_punctuation") if k in metric}
         if match:
             out["match"] = match
@@ -599,9 +599,9 @@ def task_files(spec: BenchmarkSpec, configs: Mapping[str, Mapping[str, Any]], re
         if c.name not in configs:
             continue
         settings = task_settings(c)
-        if settings is None:
-            continue
         name = task_name(c)
+        if settings is None or name is None:
+            continue
         named |= {str(v).split(".", 1)[1] for v in settings.values() if isinstance(v, _Function)}
         fields = {"task": name, "dataset_path": repo_id, "dataset_name": c.name,
                   "dataset_kwargs": {"revision": tag}, "test_split": configs[c.name]["tiny_split"],

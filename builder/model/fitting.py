@@ -407,14 +407,14 @@ def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progre
     rows = np.flatnonzero(held)
     truth = truth_all[rows]
     oof = {key: v[rows] for key, v in oof.items()}
-    part = {key: np.concatenate(v) for key, v in part.items()} if part["model"] else None
-    part_truth = truth_all[part["model"]] if part is not None else None
+    joined = {key: np.concatenate(v) for key, v in part.items()} if part["model"] else None
+    part_truth = truth_all[joined["model"]] if joined is not None else None
     k_s = np.bincount(pb.scen_idx[anchors.positions] if anchors is not None else np.zeros(0, int), minlength=S)
     if anchors is not None:
         oof["n_anchors"] = k_s.astype(np.float64)
     # --- 5. calibration on the out-of-fold estimates
     steps.set_postfix_str("calibration")
-    params = {name: _calibrate(oof, truth, s, len(rows), pb.design, kappa, truth_all[:, s], part, part_truth,
+    params = {name: _calibrate(oof, truth, s, len(rows), pb.design, kappa, truth_all[:, s], joined, part_truth,
                                float(k_s[s]))
               for s, name in enumerate(pb.scen_names)}
     report = validation_report(Y.view(rows), truth, oof, params, pb, pb.k, seed)
@@ -484,7 +484,7 @@ def _calibrate(oof: dict, truth: np.ndarray, s: int, n_models: int, design: str,
         pget = {key: v[pok, s] for key, v in part.items() if key != "model"}
         pt = pt[pok]
         pmb = a * pget["pirt"] + (1 - a) * pget["ridge"]
-        out["sigma_partial"] = fit_growth((pmb - pt) ** 2, pget["answered"], n_anchors, out["sigma"])
+        out["sigma_partial"] = fit_growth((pmb - pt) ** 2, pget["answered"], n_anchors, min(sigma, 1.0))
         sets.append((pget, pt))
     out["interval_scale"] = _model_part_scale(sets, a, out, n_models, n_anchors)
     return out

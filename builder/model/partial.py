@@ -47,7 +47,7 @@ def partial_masks(anchor_scenario: np.ndarray, n_models: int, seed: int,
 
 def partial_components(est, Ya: np.ndarray, masks: np.ndarray, owner: np.ndarray, keys) -> dict:
     """``est.components`` of the partial runs (the anchors outside each mask unanswered)."""
-    out = {key: [] for key in keys}
+    out: dict = {key: [] for key in keys}
     chunk = max(16, _CELLS // max(len(est.item_ids), 1))
     for start in range(0, masks.shape[0], chunk):
         sl = slice(start, start + chunk)
@@ -58,7 +58,7 @@ def partial_components(est, Ya: np.ndarray, masks: np.ndarray, owner: np.ndarray
     return {key: np.concatenate(v) for key, v in out.items()}
 
 
-def fit_growth(err2: np.ndarray, answered: np.ndarray, n_anchors: int, sigma: float) -> float:
+def fit_growth(err2: np.ndarray, answered: np.ndarray, n_anchors: float, sigma: float) -> float:
     """``growth`` of ``sigma_n^2 = sigma^2 + growth^2 (k / n - 1)`` by least squares on the
     partial runs' squared errors ``err2`` (n = ``answered``), never negative."""
     x = n_anchors / np.maximum(np.asarray(answered, dtype=np.float64), 1.0) - 1.0
