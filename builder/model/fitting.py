@@ -53,7 +53,7 @@ DEFAULT_KAPPA = 16.0
 #: slope of the model's prediction in the design-based estimate (``design_slope``): 0.5 averages
 #: the IRT-corrected (AIPW) estimate with the plain stratified mean (any fixed slope is unbiased
 #: under the design); chosen on the development protocol
-DESIGN_SLOPE = 1.0
+DESIGN_SLOPE = 0.5
 
 
 @dataclass
