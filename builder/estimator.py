@@ -65,7 +65,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, ndtr
 from scipy.stats import norm
 
 FORMAT = "tinybenchmarks-estimator"
@@ -95,6 +95,7 @@ DEFAULT_PARAMS = {
 }
 #: weight (in degrees of freedom) of the IRT model's per-draw variance in a stratum's design variance
 MODEL_DOF = 1.0
+_SQRT_2PI = math.sqrt(2.0 * math.pi)
 # a sanity bound on stored parameters: |a|, |b| beyond this are corrupt, not fitted
 _MAX_PARAM = 1e4
 
@@ -925,7 +926,8 @@ def outside_distance2(mu, sd, lo, hi) -> np.ndarray:
     out = np.zeros(np.broadcast(mu, sd, lo, hi).shape)
     for d in (mu - hi, lo - mu):
         r = d / sd
-        out = out + (d**2 + sd**2) * norm.cdf(r) + d * sd * norm.pdf(r)
+        # scipy.special's ndtr and the density by hand: scipy.stats' norm costs ~1 ms a call here
+        out = out + (d**2 + sd**2) * ndtr(r) + d * sd * np.exp(-0.5 * r * r) / _SQRT_2PI
     return np.maximum(out, 0.0)
 
 
