@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 
 import numpy as np
@@ -188,11 +189,38 @@ def test_build_from_v2_details(name, details, tmp_path):
         assert row["input_formatted"] == rec["arguments"]["gen_args_0"]["arg_0"]
         assert int(row["doc_id"]) == rec["doc_id"] and row.get("subscenario", sub) == sub
     assert f"lm_eval/{config.harness_task}.yaml" in manifest["harness_tasks"]
+    _every_named_function_is_defined(out / "lm_eval")
     norm = normalization(config, {a.rpartition(".")[0] for a in est.item_ids})
     assert est.metadata.get("normalization", {}).get(config.scenario) == norm
     assert info.get("normalization") == norm
     card = (out / "README.md").read_text()
     assert "## Metric and normalisation" in card and f"`score` estimates the mean `{config.metric}`" in card
+
+
+def _every_named_function_is_defined(tasks) -> set[str]:
+    """Each ``!function tiny_utils.NAME`` of the task files (PyYAML may quote it) is a function of tiny_utils.py:
+    lm-eval fails on the first one that is not."""
+    named = {m.group(1) for f in tasks.glob("*.yaml")
+             for m in re.finditer(r"!function '?tiny_utils\.(\w+)", f.read_text())}
+    if named:
+        # functions defined with def, or bound at module level (process_results_<task> = _processor(...))
+        defined = set(re.findall(r"^(?:def (\w+)\(|(\w+) = _processor\()", (tasks / "tiny_utils.py").read_text(),
+                                 flags=re.M))
+        defined = {a or b for a, b in defined}
+        assert named <= defined, named - defined
+    return named
+
+
+def test_the_bundles_tasks_find_every_function_they_name(details, tmp_path):
+    content = {"mmlu_pro/validation": FEW["tinyMMLUPro"]["validation"],
+               "arc_challenge/train": FEW["tinyArcChallengeV2"]["train"]}
+    out = build_benchmark("tinyOpenLLMLeaderboardV2", str(details), content, BuildOptions(version="1.0.0", anchors=4),
+                          out=tmp_path / "bundle", progress=False)
+    assert "bbh_choices" in _every_named_function_is_defined(out / "lm_eval")
+    # IFEval's and MATH's lm-eval scoring runs inside our process_results (the row's value tagged with its
+    # anchor id): tiny_utils.py must hold it
+    defined = set(re.findall(r"^def (\w+)\(", (out / "lm_eval" / "tiny_utils.py").read_text(), flags=re.M))
+    assert {"ifeval_results", "math_results"} <= defined
 
 
 @pytest.mark.parametrize("name, weighting", [("tinyBBH", "chance"), ("tinyMATHHard", "size"), ("tinyGPQA", "size"),
@@ -255,6 +283,21 @@ def test_harness_prompts_of_the_rows_are_the_rendered_ones():
 
 
 # ------------------------------------------------------------------ the generated lm-eval tasks
+def _local_dataset(task_yaml: str, folder) -> str:
+    """The task file with its Hub dataset replaced by the local folder: ``dataset_path`` points at it and the
+    ``dataset_kwargs`` block (the pinned revision, a Hub notion) goes, with its indented lines. Line-based, so that
+    lm-eval's ``!function`` tags stay as written."""
+    lines, skipping = [], False
+    for line in task_yaml.splitlines():
+        if skipping and line.startswith(" "):
+            continue
+        skipping = line.startswith("dataset_kwargs:")
+        if skipping:
+            continue
+        lines.append(f"dataset_path: {json.dumps(str(folder))}" if line.startswith("dataset_path:") else line)
+    return "\n".join(lines) + "\n"
+
+
 @pytest.mark.skipif(not os.environ.get("TINYBENCH_LM_EVAL_PYTHON"), reason="set TINYBENCH_LM_EVAL_PYTHON to a python with lm-eval[ifeval,math]")
 def test_lm_eval_runs_the_generated_tasks_with_the_leaderboards_requests(details, tmp_path):
     """lm-eval (``$TINYBENCH_LM_EVAL_PYTHON``, e.g. 0.4.13) runs the bundle's task files on the built folder and
@@ -269,8 +312,7 @@ def test_lm_eval_runs_the_generated_tasks_with_the_leaderboards_requests(details
     for f in (out / "lm_eval").iterdir():  # the released folder, read locally instead of from the Hub
         text = f.read_text()
         if f.suffix == ".yaml":
-            text = "\n".join(f"dataset_path: {json.dumps(str(out))}" if line.startswith("dataset_path:") else line
-                             for line in text.splitlines() if not line.startswith("dataset_kwargs:")) + "\n"
+            text = _local_dataset(text, out)
         (tasks / f.name).write_text(text)
     env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
     run = subprocess.run([os.environ["TINYBENCH_LM_EVAL_PYTHON"], "-m", "lm_eval", "--model", "dummy", "--tasks",

@@ -582,6 +582,17 @@ def _identifier(task: str) -> str:
     return re.sub(r"\W", "_", task)
 
 
+def _functions_in(value: Any) -> set[str]:
+    """The ``!function`` values anywhere in a task's settings (top level, metric lists, filters)."""
+    if isinstance(value, _Function):
+        return {str(value)}
+    if isinstance(value, Mapping):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        return set().union(*(_functions_in(v) for v in value)) if value else set()
+    return set()
+
+
 def task_files(spec: BenchmarkSpec, configs: Mapping[str, Mapping[str, Any]], repo_id: str, tag: str,
                version: str, rows: Mapping[str, tuple[str, Sequence[str], Sequence[str]]] | None = None
                ) -> dict[str, str]:
@@ -594,7 +605,9 @@ def task_files(spec: BenchmarkSpec, configs: Mapping[str, Mapping[str, Any]], re
     Empty when no config has a harness task (tinyAlpacaEval, tinyHELM).
     """
     out: dict[str, str] = {}
-    tasks, table, named = [], {}, set()
+    tasks: list[str] = []
+    table: dict = {}
+    used: set[str] = set()  # the tiny_utils functions the task settings name
     for c in spec.configs:
         if c.name not in configs:
             continue
@@ -602,7 +615,7 @@ def task_files(spec: BenchmarkSpec, configs: Mapping[str, Mapping[str, Any]], re
         name = task_name(c)
         if settings is None or name is None:
             continue
-        named |= {str(v).split(".", 1)[1] for v in settings.values() if isinstance(v, _Function)}
+        used |= _functions_in(settings)
         fields = {"task": name, "dataset_path": repo_id, "dataset_name": c.name,
                   "dataset_kwargs": {"revision": tag}, "test_split": configs[c.name]["tiny_split"],
                   "num_fewshot": 0, **settings,
@@ -622,7 +635,8 @@ def task_files(spec: BenchmarkSpec, configs: Mapping[str, Mapping[str, Any]], re
                                                         "metadata": {"version": 2.0, "dataset_version": version}},
                                                        order=())
     if tasks:
-        v2 = bool(named & set(_V2_FUNCTIONS))
+        # decided on the values, not on the YAML text: PyYAML quotes a tagged scalar (!function 'tiny_utils.x')
+        v2 = any(str(_fn(name)) in used for name in _V2_FUNCTIONS)
         out[f"{HARNESS_DIR}/{UTILS_MODULE}.py"] = (
             UTILS_SOURCE + (_v2_utils_source() if v2 else "")
             + "\n\n# ----------------------------------------------------------------- this release\n"
