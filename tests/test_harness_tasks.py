@@ -305,15 +305,23 @@ def test_rows_are_scored_as_lm_eval_scores_them(builds, tmp_path):
                                                     .replace("ROOT = HERE.parent", f"ROOT = Path({str(folder)!r})"))
             local = (f"dataset_path: parquet\ndataset_name: null\n"
                      f"dataset_kwargs: {json.dumps({'data_files': {c['tiny_split']: str(folder / split)}})}\n")
-            ours = "\n".join(line for line in text.splitlines()
-                             if not line.startswith(("dataset_path:", "dataset_name:", "dataset_kwargs:")))
+            # the Hub dataset lines go, with the indented lines of the dataset_kwargs block (PyYAML writes
+            # it as a block: `dataset_kwargs:` then `  revision: ...`)
+            kept, skipping = [], False
+            for line in text.splitlines():
+                if skipping and line.startswith(" "):
+                    continue
+                skipping = line.startswith("dataset_kwargs:")
+                if not line.startswith(("dataset_path:", "dataset_name:", "dataset_kwargs:")):
+                    kept.append(line)
+            ours = "\n".join(kept)
             (sub / "ours.yaml").write_text(local + ours + "\n")
             # lm-eval's own scoring of the same requests: no process_results, its metrics
             cfg = _utils(folder).TASKS[c["harness_task"]]
             metric = {"metric": cfg["metric"], "aggregation": "mean", "higher_is_better": True, **cfg.get("match", {})}
             ref_lines, in_metrics = [], False
             for line in ours.splitlines():
-                if line.startswith("  - ") and in_metrics:
+                if in_metrics and line.startswith(("  ", "- ")):  # the metric list's items (PyYAML: "- ...")
                     continue
                 in_metrics = line.startswith("metric_list:")
                 if line.startswith("task:"):
@@ -323,8 +331,8 @@ def test_rows_are_scored_as_lm_eval_scores_them(builds, tmp_path):
                 if not line.startswith("process_results:"):
                     ref_lines.append(line)
             ref = local + "\n".join(ref_lines) + "\n"
-            if cfg["scoring"] == "mc2":
-                ref += f"process_results: !function {UTILS_MODULE}.truthfulqa_mc2\n"
+            if cfg["scoring"] == "function":  # the task's own process_results (TruthfulQA mc2, ...)
+                ref += f"process_results: !function {UTILS_MODULE}.{cfg['function']}\n"
             (sub / "ref.yaml").write_text(ref)
             pairs[c["harness_task"]] = cfg["metric"]
     script = tmp_path / "run.py"

@@ -313,6 +313,8 @@ def test_lm_eval_runs_the_generated_tasks_with_the_leaderboards_requests(details
         text = f.read_text()
         if f.suffix == ".yaml":
             text = _local_dataset(text, out)
+        elif f.name == "tiny_utils.py":  # its estimator: the built folder's (not a download of the release)
+            text = text.replace("ROOT = HERE.parent", f"ROOT = Path({str(out)!r})")
         (tasks / f.name).write_text(text)
     env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
     run = subprocess.run([os.environ["TINYBENCH_LM_EVAL_PYTHON"], "-m", "lm_eval", "--model", "dummy", "--tasks",
