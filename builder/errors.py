@@ -4,7 +4,9 @@ Every one derives from :class:`TinybenchError`; those where the *input* is at fa
 option, a config, a spec) are also :class:`ValueError` (through :class:`InputError`), so plain
 ``except ValueError`` code keeps working. Each class carries the exit status the command line
 gives it (:attr:`TinybenchError.exit_code`): 2 for bad input, 1 for a failure of the work
-itself (a refused tag, a failed upload), 3 for an ingest that lost some models. The command line
+itself (a refused tag, a failed upload), 3 for an ingest that lost some models, 4 for out of
+memory (:class:`OutOfMemory`; any ``MemoryError``, pyarrow's allocation failures included) and
+5 for a wait that reached its bound (:class:`WaitTimeout`: a cluster, a scheduler, the Hub). The command line
 turns any of them into one ``error:`` line in one place (:mod:`builder.cli._run`).
 
 The classes stay importable where they were first defined (``builder.read.SourceError``,
@@ -21,7 +23,8 @@ __all__ = [
     "TinybenchError", "InputError",
     "BuildError", "MatrixFormatError", "CsvFormatError", "SourceError", "SpecError", "OriginalFormatError",
     "ReleaseError", "ConfigError",
-    "ClusterError", "ModelUnavailable", "ReadFailed", "IncompleteIngest",
+    "ClusterError", "ModelUnavailable", "ReadFailed", "IncompleteIngest", "OutOfMemory", "WaitTimeout",
+    "OUT_OF_MEMORY_EXIT", "TIMEOUT_EXIT",
     "PeersUnavailableError", "PeerWorkerError",
     "one_line", "describe_error",
 ]
@@ -117,6 +120,26 @@ class IncompleteIngest(TinybenchError):
         first = failures[0]
         more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
         super().__init__(f"{len(failures)} model(s) could not be read: {first.model}: {first.error}{more}")
+
+
+# ----------------------------------------------------------------------------- resources and waits
+#: exit status of the command line for out of memory and for a bounded wait that ran out
+OUT_OF_MEMORY_EXIT = 4
+TIMEOUT_EXIT = 5
+
+
+class OutOfMemory(TinybenchError, MemoryError):
+    """A step needed more memory than the process could get; the message says which step and
+    what to do (exit status 4). Anything partly written was removed."""
+
+    exit_code = OUT_OF_MEMORY_EXIT
+
+
+class WaitTimeout(TinybenchError, TimeoutError):
+    """A wait reached its bound (a scheduler that does not answer, a cluster without workers, a
+    stalled Hub); the message says what was waited for, how long, and the setting (exit status 5)."""
+
+    exit_code = TIMEOUT_EXIT
 
 
 # ----------------------------------------------------------------------------- benchmark scripts

@@ -20,6 +20,7 @@ SLOW_FILES = {
     "test_hub_server.py", "test_hub_sync.py", "test_release_bundles.py", "test_ingest_dask.py",
     "test_custom_benchmark.py", "test_readme.py", "test_core_realdata.py", "test_sources_realdata.py",
     "test_fresh_clone.py", "test_identity.py", "test_release_races.py", "test_bench_ingest_speed.py", "test_bench.py",
+    "test_waits_and_paths.py",  # each test starts a command, a Dask cluster or a Hub client and waits out a bound
 }
 #: single tests of otherwise fast files that take tens of seconds (measured: pytest --durations)
 SLOW_TESTS = {
@@ -30,6 +31,7 @@ SLOW_TESTS = {
     "test_release.py::test_push_releases_previous_changelog_idempotence_and_no_token_leak",
     "test_release.py::test_release_script_help_and_errors_without_traceback",
     "test_ingest_engine.py::test_hub_models_on_the_local_pool_and_a_corrupt_file_on_the_hub",
+    "test_out_of_memory.py::test_ingest_of_a_table_too_wide_for_parquet_is_one_error_line",
 }
 #: fixtures of the loopback Hub: a test that takes one starts the real clients in new processes
 HUB_FIXTURES = {"hub_server", "hub_env"}

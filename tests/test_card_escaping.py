@@ -1,4 +1,4 @@
-"""Card text that comes from data (spec fields, file names, column names, scenario names, item ids)
+"""Card text that comes from data (spec fields, file names, column names, scenario names, model names, item ids)
 cannot inject Markdown or raw HTML into the dataset card (issue 21): the Hub renders the card as
 Markdown with HTML. Normal names look as they did."""
 
@@ -26,6 +26,7 @@ CITATION = "@misc{x, title={X}}\n```\n<script>alert(2)</script>\n# Heading\n~~~"
 SCENARIO = "sc<b>1</b>|x`"
 COLUMN = "col`<i>x</i>|y"
 ITEM = "i<b>{}</b>*"
+MODEL = "org/m<b>{}</b>_[x](y)|`"
 RESPONSES = "r<b>x<i>`[y](z)|&lt;.parquet"
 
 
@@ -44,7 +45,7 @@ def hostile(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("hostile")
     m, _ = simulate_responses(n_models=N_MODELS, n_items=N_ITEMS, n_dims=1, seed=4)
     items = [ITEM.format(j) for j in range(N_ITEMS)]
-    m = ResponseMatrix(m.scores, m.models, items)
+    m = ResponseMatrix(m.scores, [MODEL.format(i) for i in range(N_MODELS)], items)
     matrix = tmp / RESPONSES
     m.write(matrix)
     content = tmp / "c.parquet"

@@ -47,7 +47,9 @@ def test_error_line_maps_each_kind():
     assert error_line(FileNotFoundError(2, "No such file", "a.csv"), bad_input=())[0] == 1  # release: only ConfigError
     code, line = error_line(KeyError("boom"))
     assert code == 1 and line.startswith("unexpected KeyError: ") and "--debug" in line
-    assert error_line(MemoryError()) == (1, "out of memory")
+    code, line = error_line(MemoryError())  # its own status since issue 21 (was 1, "out of memory")
+    assert code == errors.OUT_OF_MEMORY_EXIT == 4 and line.startswith("out of memory (a memory allocation failed)")
+    assert error_line(errors.WaitTimeout("the Hub did not answer within 1 s")) == (5, "the Hub did not answer within 1 s")
 
 
 def test_run_command_one_line_and_interrupt(capsys):

@@ -8,6 +8,7 @@ it (``--debug`` re-raises instead, for the traceback):
   ingest that lost models);
 * another library's error that the command counts as bad input (by default ``ValueError`` and
   ``OSError``: a missing or unreadable file, a bad value) -> exit 2;
+* ``MemoryError`` (pyarrow's allocation failures included) -> ``error: out of memory ...``, exit 4;
 * ``KeyboardInterrupt`` -> the command's own note, exit 130; a closed stdout (``| head``) -> 141;
 * anything else -> ``error: unexpected <Type>: <message> (run with --debug ...)``, exit 1.
 """
@@ -20,7 +21,7 @@ import os
 import sys
 from typing import Callable
 
-from builder.errors import TinybenchError, describe_error, one_line
+from builder.errors import OUT_OF_MEMORY_EXIT, TinybenchError, describe_error, one_line
 
 __all__ = ["command", "run_command", "error_line", "BAD_INPUT"]
 
@@ -38,8 +39,11 @@ def error_line(exc: BaseException, bad_input: tuple[type[BaseException], ...] = 
         return 2, "an input is nested too deeply to be read (a JSON or pickle file of thousands of levels?)"
     if isinstance(exc, bad_input):
         return 2, one_line(exc)
-    if isinstance(exc, MemoryError):
-        return 1, "out of memory"
+    if isinstance(exc, MemoryError):  # pyarrow's allocation failures are MemoryErrors too
+        detail = one_line(exc, 300) if str(exc).strip() else "a memory allocation failed"
+        return OUT_OF_MEMORY_EXIT, (f"out of memory ({detail}): the step needs more memory than this process may "
+                                    "use; free memory or raise the limit (docs/INGEST.md gives what reading a "
+                                    "table needs)")
     return 1, f"unexpected {describe_error(exc, 600)} (run with --debug for the traceback)"
 
 

@@ -86,7 +86,8 @@ INGEST_EPILOG = """\
 exit status: 0 every model read; 2 bad input or unusable cluster (nothing written); 3 some
 models kept failing after their retries (the others are written, the failed ones are listed
 on stderr and in <out stem>.failed.txt, which is never written through a link or over a file
-that is not an earlier list: such a file is refused before the reading)
+that is not an earlier list: such a file is refused before the reading); 4 out of memory
+(nothing written; a long table needs about 3x its matrix, models x items x 8 bytes)
 
 examples:
   python -m builder ingest details/ --task mmlu --out mmlu.parquet

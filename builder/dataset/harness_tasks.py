@@ -6,7 +6,8 @@
         --log_samples --output_path results/
     python -m builder estimate DIR results/
 
-One ``<task>.yaml`` per config that has a harness task, written as lm-eval's own
+One ``<task>.yaml`` per config that has a harness task (and ``<task>_pool.yaml``, the same task over the
+``pool`` split: every item, for adaptive evaluation), written as lm-eval's own
 ``lm_eval/tasks/tinyBenchmarks/*.yaml`` are: the dataset is the folder's Hub repository pinned
 to its release tag (``dataset_kwargs: {revision: ...}``), the tiny split is the test split. A
 bundle also gets a group file named after the benchmark.
@@ -56,14 +57,16 @@ from builder.errors import BuildError
 from builder.registry import LM_EVAL_TINY_TASKS, BenchmarkSpec, ConfigSpec
 from builder.layout import HARNESS_DIR
 
-__all__ = ["HARNESS_DIR", "UTILS_MODULE", "TASK_SUFFIX", "LM_EVAL_TINY_TASKS", "ANCHOR_MEAN", "task_files",
-           "task_settings", "task_name", "row_keys", "check_task_names", "UTILS_SOURCE"]
+__all__ = ["HARNESS_DIR", "UTILS_MODULE", "TASK_SUFFIX", "LM_EVAL_TINY_TASKS", "ANCHOR_MEAN", "POOL_SUFFIX",
+           "task_files", "task_settings", "task_name", "row_keys", "check_task_names", "UTILS_SOURCE"]
 
 UTILS_MODULE = "tiny_utils"
 #: suffix of the task names of the registered tiny benchmarks (lm-eval has tasks named like them)
 TASK_SUFFIX = "_tb"
 #: the per-row metric of our task files: the plain value of the row (what `builder estimate` reads)
 ANCHOR_MEAN = "anchor_mean"
+#: the task over a config's pool split (every item; adaptive evaluation): ``<task>_pool``
+POOL_SUFFIX = "_pool"
 _MEAN = {"aggregation": "mean", "higher_is_better": True}
 
 
@@ -594,15 +597,18 @@ def _functions_in(value: Any) -> set[str]:
 
 
 def task_files(spec: BenchmarkSpec, configs: Mapping[str, Mapping[str, Any]], repo_id: str, tag: str,
-               version: str, rows: Mapping[str, tuple[str, Sequence[str], Sequence[str]]] | None = None
-               ) -> dict[str, str]:
+               version: str, rows: Mapping[str, tuple[str, Sequence[str], Sequence[str]]] | None = None,
+               design: Mapping[str, Any] | None = None) -> dict[str, str]:
     """``{path in the folder: text}`` of the task files of ``spec`` (module docstring).
 
     ``configs`` is the manifest's ``configs`` table (the configs built, their tiny splits,
     estimators and scenarios); ``rows`` maps a config to ``(key column, row keys, anchor ids)`` of
     its tiny split (:func:`row_keys`; row r is anchor r), what ``tiny_utils`` maps a document to its
     anchor by (without it the tasks cannot map results and the table is left empty: tests only).
-    Empty when no config has a harness task (tinyAlpacaEval, tinyHELM).
+    ``design``: the manifest's ``design`` table; each task's ``metadata.design`` is its config's
+    design hash, which lm-eval copies into its results file, so ``builder estimate`` can tell
+    which design a run was made against. Empty when no config has a harness task
+    (tinyAlpacaEval, tinyHELM).
     """
     out: dict[str, str] = {}
     tasks: list[str] = []
@@ -622,6 +628,8 @@ def task_files(spec: BenchmarkSpec, configs: Mapping[str, Mapping[str, Any]], re
                   # our scoring: lm-eval's, tagged with the row's anchor id; the estimate as the aggregation
                   "process_results": _fn(f"process_results_{_identifier(name)}"), "metric_list": _metric_list(),
                   "metadata": {"version": 2.0, "dataset_version": version,
+                               **({"design": design["configs"][c.name]} if design and c.name in
+                                  design.get("configs", {}) else {}),
                                "source": "written by tinybench-builder: score = the full-score estimate of the "
                                          "release's estimator, anchor_mean = the plain mean of the rows"}}
         out[f"{HARNESS_DIR}/{name}.yaml"] = _yaml(fields)
@@ -630,6 +638,16 @@ def task_files(spec: BenchmarkSpec, configs: Mapping[str, Mapping[str, Any]], re
         table[name] = {"estimator": configs[c.name].get("estimator", ""),
                        "scenario": configs[c.name].get("scenario", c.scenario), **_scoring(c, settings),
                        "key": key, "ids": dict(zip(keys, anchors))}
+        pool = configs[c.name].get("pool_split")
+        if pool:  # every item: what adaptive evaluation asks from, a batch at a time (--samples / samples=)
+            # lm-eval's own per-row metrics (the adaptive recipe reads the config's harness_metric per
+            # sample), not the estimate of the tiny split's aggregation
+            out[f"{HARNESS_DIR}/{name}{POOL_SUFFIX}.yaml"] = _yaml({
+                **{k: v for k, v in fields.items() if k not in ("process_results", "metric_list")}, **settings,
+                "task": name + POOL_SUFFIX, "test_split": pool,
+                "metadata": {**fields["metadata"], "source": "written by tinybench-builder; every item of the "
+                             "estimator (the pool split): evaluate the items an adaptive session asks for with "
+                             "--samples (docs/ADAPTIVE.md)"}})
     if len(tasks) > 1:  # a bundle: the group of its tasks
         out[f"{HARNESS_DIR}/{spec.name}.yaml"] = _yaml({"group": spec.name, "task": tasks,
                                                         "metadata": {"version": 2.0, "dataset_version": version}},

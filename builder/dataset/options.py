@@ -15,6 +15,7 @@ from typing import Any
 from builder import params
 from builder.errors import BuildError
 from builder.model import FitOptions
+from builder.read import bound_hub_requests
 from builder.params import ITEM_ORDERS
 
 __all__ = ["BuildOptions", "ITEM_ORDERS", "check_repo_id", "hub_id_problem", "own_namespace", "LOCAL_NAMESPACE"]
@@ -40,6 +41,7 @@ def own_namespace() -> str | None:
 @functools.lru_cache(maxsize=8)
 def _whoami_name(token: str, endpoint: str) -> str | None:
     """One ``whoami`` per token and endpoint (a build asks for the namespace more than once)."""
+    bound_hub_requests()  # a Hub that never answers: no namespace known, after the bound, not a hang
     try:
         from huggingface_hub import whoami
 

@@ -11,6 +11,9 @@ parameters. Later stages use only the names below.
 
 from builder.read.compact import CompactScores, row_chunks
 from builder.read.csv_table import check_csv_shape
+from builder.read.hub_requests import (
+    DEFAULT_HUB_TIMEOUT, HUB_TIMEOUT_ENV, bound_hub_requests, hub_endpoint, hub_timed_out, hub_timeout,
+)
 from builder.read.ingest import FORMATS, IncompleteIngest, IngestResult, detect_source, ingest, ingest_with_report
 from builder.read.matrix import MatrixFormatError, ResponseMatrix, subscenario_of, table_format
 from builder.read.simulate import simulate_responses
@@ -38,4 +41,6 @@ __all__ = [
     # lm-eval ``--log_samples`` folders (the estimate stage reads logs of tiny tasks)
     "split_samples_name", "read_samples_file", "is_results", "results_ts", "norm_ts",
     "model_name_from_folder", "model_name_from_results",
+    # the bound on every Hub request (readers of Hub models, and the release stage's pushes)
+    "HUB_TIMEOUT_ENV", "DEFAULT_HUB_TIMEOUT", "hub_timeout", "bound_hub_requests", "hub_timed_out", "hub_endpoint",
 ]

@@ -39,6 +39,9 @@ __all__ = ["CsvFormatError", "read_header", "read_score_csv", "check_csv_shape"]
 
 #: the columns kept as text in a score table (model names, item ids)
 TEXT_COLUMNS = ("model", "item")
+#: wider tables are read line by line: pyarrow's reader costs ~9 KB per column and block (a 3 x
+#: 1,000,000 table took > 6 GB and aborted with std::bad_alloc)
+WIDE_LINE_COLUMNS = 50_000
 _MISMATCH = re.compile(r"Expected (\d+) columns, got (\d+)")
 
 
@@ -104,6 +107,8 @@ def _read_rows(path: Path, sep: str, names: list[str], include: Sequence[str] | 
 
     size = path.stat().st_size
     block = int(min(max(size // 2 + 1, 1 << 20), 1 << 28))  # few, large blocks: wide tables have many columns
+    # a block must hold the header (and a row): pyarrow refuses a header longer than a block
+    block = max(block, 2 * len(sep.join(names).encode("utf-8", "replace")) + (1 << 16))
 
     def attempt(cols: list[str], keep: Sequence[str] | None, typed: bool):
         types = {c: pa.string() for c in cols if c in TEXT_COLUMNS}
@@ -156,8 +161,9 @@ def _read_rows(path: Path, sep: str, names: list[str], include: Sequence[str] | 
                          "refusing to guess which column is which")
 
 
-def _float_column(path: Path, name: str, col) -> np.ndarray:
-    """A column as float64 (booleans 1/0, empty = NaN); a non-number names its line."""
+def _float_column(path: Path, name: str, col, first_line: int = 2) -> np.ndarray:
+    """A column as float64 (booleans 1/0, empty = NaN); a non-number names its line (the column's
+    first value is on line ``first_line``)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -185,7 +191,7 @@ def _float_column(path: Path, name: str, col) -> np.ndarray:
                 out[row] = float(word)
             except ValueError:
                 raise CsvFormatError(
-                    f"{path}: line {row + 2}, column {name!r}: {v!r} is not a number (scores are numbers in "
+                    f"{path}: line {row + first_line}, column {name!r}: {v!r} is not a number (scores are numbers in "
                     "[0, 1], empty = not evaluated)") from None
     return out
 
@@ -208,6 +214,8 @@ def read_score_csv(path: str | os.PathLike, sep: str = ",", columns: Iterable[st
         wanted = set(map(str, columns))
         include = [n for n in names if n in TEXT_COLUMNS or n in wanted]
     numeric = ["score"] if is_long else [n for n in names if n not in TEXT_COLUMNS and not n.startswith("\0")]
+    if not is_long and len(names) > WIDE_LINE_COLUMNS:
+        return _read_wide_by_line(path, sep, names, include)
     table = _read_rows(path, sep, names, include, numeric)
     data: dict[str, object] = {}
     for name in table.column_names:
@@ -235,6 +243,57 @@ def read_score_csv(path: str | os.PathLike, sep: str = ",", columns: Iterable[st
                          columns=pd.Index(numeric, dtype=object))
     for i, (k, v) in enumerate(text.items()):
         frame.insert(i, k, v)
+    return frame
+
+
+def _read_wide_by_line(path: Path, sep: str, names: list[str], include: Sequence[str] | None) -> pd.DataFrame:
+    """A very wide table, one line at a time (memory: the matrix twice at most, whatever the width)."""
+    keep = [k for k, n in enumerate(names) if n not in TEXT_COLUMNS and not n.startswith("\0")
+            and (include is None or n in include)]
+    text = [k for k, n in enumerate(names) if n in TEXT_COLUMNS]
+    unnamed = [k for k, n in enumerate(names) if n.startswith("\0")]
+    rows: list[np.ndarray] = []
+    labels: dict[int, list[str]] = {k: [] for k in text}
+    with _open_text(path) as fh:
+        reader = csv.reader(fh, delimiter=sep)
+        next(reader, None)
+        for rec in reader:
+            if not rec:
+                continue
+            line = reader.line_num
+            if len(rec) == len(names) + 1 and rec[-1] == "":
+                rec.pop()  # a trailing comma
+            if len(rec) != len(names):
+                raise CsvFormatError(f"{path}: line {line} has {len(rec)} fields but the header names {len(names)} "
+                                     "columns; refusing to guess which column is which")
+            for k in unnamed:
+                if rec[k].strip():
+                    raise CsvFormatError(f"{path}: column {k + 1} has values but no name")
+            for k in text:
+                if not rec[k].strip():
+                    raise CsvFormatError(f"{path}: line {line}: empty {names[k]} name")
+                labels[k].append(rec[k])
+            fields = [rec[k] for k in keep]
+            try:
+                rows.append(np.array([v if v.strip() else "nan" for v in fields], dtype=np.float64))
+            except ValueError:  # booleans, or a value that is not a number: name it
+                row = np.empty(len(fields))
+                for i, (k, v) in enumerate(zip(keep, fields)):
+                    word = v.strip().lower()
+                    if word in ("true", "false"):
+                        row[i] = 1.0 if word == "true" else 0.0
+                        continue
+                    try:
+                        row[i] = float(word) if word else np.nan
+                    except ValueError:
+                        raise CsvFormatError(f"{path}: line {line}, column {names[k]!r}: {v!r} is not a number "
+                                             "(scores are numbers in [0, 1], empty = not evaluated)") from None
+                rows.append(row)
+    values = np.vstack(rows) if rows else np.empty((0, len(keep)))
+    del rows
+    frame = pd.DataFrame(values, columns=pd.Index([names[k] for k in keep], dtype=object), copy=False)
+    for i, k in enumerate(text):
+        frame.insert(i, names[k], labels[k])
     return frame
 
 

@@ -21,12 +21,15 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from builder.errors import MatrixFormatError, one_line
+from builder.errors import MatrixFormatError, OutOfMemory, one_line
 from builder.read.compact import CompactScores, read_wide_parquet, row_chunks, write_wide_parquet
 
 LONG_COLUMNS = ("model", "item", "score")
 #: a parquet table of more cells than this is written in row groups of this many cells
 BIG_TABLE_CELLS = 1 << 25
+#: the widest matrix written as a wide parquet table (CSV has no such limit); 100,000 columns took
+#: 40 s and 0.5 GB to write, 1.1 GB to read back; 1,000,000 did not finish within 15 minutes
+MAX_PARQUET_COLUMNS = 200_000
 #: columns of :attr:`ResponseMatrix.item_info` that every reader fills when it can
 ITEM_INFO_COLUMNS = ("scenario", "subscenario")
 
@@ -283,6 +286,11 @@ class ResponseMatrix:
             raise MatrixFormatError(f"{path} is a folder; give a score table file (.parquet or .csv)")
         name = path.name.lower()
         try:
+            if _is_long_file(path, name):  # one row per pair: read in chunks (builder.read.long_table)
+                from builder.read.long_table import read_long
+
+                scores, models, items = read_long(path, sep="\t" if name.endswith(".tsv") else ",", columns=columns)
+                return cls(scores, models, items)
             if name.endswith((".parquet", ".pq")) and columns is None:
                 # a wide table of float columns goes straight into compact storage, a few hundred
                 # columns at a time; anything else (or a bad value) takes the pandas way below
@@ -300,6 +308,10 @@ class ResponseMatrix:
                 raise MatrixFormatError(f"{path}: unknown table format (use .parquet or .csv)")
         except MatrixFormatError:
             raise
+        except MemoryError as exc:  # pyarrow's allocation failures too: not bad input, not an empty reason
+            detail = one_line(str(exc), 200) or "an allocation failed"
+            raise OutOfMemory(f"{path}: out of memory while reading the table ({detail}); a long table needs about "
+                              "3x its matrix (models x items x 8 bytes), a wide one more (docs/INGEST.md)") from exc
         except ValueError as exc:  # CsvFormatError: the message names the file already
             raise MatrixFormatError(str(exc) if str(path) in str(exc) else f"{path}: {exc}") from exc
         except Exception as exc:  # pyarrow/pandas errors: name the file, hide the traceback
@@ -314,18 +326,27 @@ class ResponseMatrix:
         path = Path(path)
         kind = table_format(path)
         n, N = self.shape
-        if kind == "parquet" and n * N > BIG_TABLE_CELLS:
-            # a big matrix: row groups of a few hundred models, never the whole float64 frame
+        if kind == "parquet" and N > MAX_PARQUET_COLUMNS:
+            raise MatrixFormatError(
+                f"{path}: {N:,} items are too many columns for a wide parquet table (parquet keeps metadata per "
+                f"column: writing and reading it takes GBs); at most {MAX_PARQUET_COLUMNS:,}: write CSV instead (a "
+                "name ending in .csv)")
+        try:  # the temporary file is removed on any error, out of memory included
+            if kind == "parquet" and n * N > BIG_TABLE_CELLS:
+                # a big matrix: row groups of a few hundred models, never the whole float64 frame
+                with atomic_output(path) as tmp:
+                    write_wide_parquet(tmp, self.models, self.items, self.compact,
+                                       row_group_rows=max(64, BIG_TABLE_CELLS // max(N, 1)))
+                return path
+            frame = self.to_frame()
             with atomic_output(path) as tmp:
-                write_wide_parquet(tmp, self.models, self.items, self.compact,
-                                   row_group_rows=max(64, BIG_TABLE_CELLS // max(N, 1)))
-            return path
-        frame = self.to_frame()
-        with atomic_output(path) as tmp:
-            if kind == "csv":
-                frame.to_csv(tmp)
-            else:
-                frame.to_parquet(tmp)
+                if kind == "csv":
+                    frame.to_csv(tmp)
+                else:
+                    frame.to_parquet(tmp)
+        except MemoryError as exc:
+            detail = one_line(str(exc), 200) or "an allocation failed"
+            raise OutOfMemory(f"{path}: out of memory while writing the table ({detail}); nothing was written") from exc
         return path
 
 
@@ -416,6 +437,24 @@ def _read_wide_streamed(path: Path) -> ResponseMatrix | None:
     _check_names(models, str(path), "model name", "row")
     _check_names(items, str(path), "item id", "column")
     return ResponseMatrix(store, models, items)
+
+
+def _is_long_file(path: Path, name: str) -> bool:
+    """Whether the table's columns are the long layout's (from the parquet schema or the CSV header)."""
+    from builder.read.long_table import is_long_header
+
+    if name.endswith((".parquet", ".pq")):
+        import pyarrow.parquet as pq
+
+        schema = pq.read_schema(path)
+        index = {c for c in (schema.pandas_metadata or {}).get("index_columns", []) if isinstance(c, str)}
+        names = [n for n in schema.names if n not in index]
+        return len(set(names)) == len(names) and is_long_header(names, LONG_COLUMNS)
+    if name.endswith((".csv", ".csv.gz", ".tsv", ".txt")):
+        from builder.read.csv_table import _names, read_header
+
+        return is_long_header(_names(path, read_header(path, "\t" if name.endswith(".tsv") else ",")), LONG_COLUMNS)
+    return False
 
 
 def _read_parquet(path: Path, columns: Iterable[str] | None) -> pd.DataFrame:

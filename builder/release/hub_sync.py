@@ -40,8 +40,9 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from builder import layout
-from builder.errors import describe_error
+from builder.errors import WaitTimeout, describe_error
 from builder.progress import bar, get_logger
+from builder.read import HUB_TIMEOUT_ENV, bound_hub_requests, hub_endpoint, hub_timed_out, hub_timeout
 from builder.release.config import ReleaseError, latest_release_below, parse_version, tag_version, version_tag
 
 _log = get_logger(__name__)
@@ -49,7 +50,8 @@ _log = get_logger(__name__)
 __all__ = [
     "REPO_TYPE", "HUB_MANAGED", "LocalFile", "local_files", "RemoteFile", "remote_files", "compare_trees",
     "fetch_previous", "PublishPlan", "PublishResult", "plan_publish", "execute_plan", "publish_folder",
-    "publish_release", "describe_error", "token_configured", "hub_api",
+    "publish_release", "describe_error", "token_configured", "hub_api", "hub_timeout", "bound_hub_requests",
+    "hub_failure", "HUB_TIMEOUT_ENV",
 ]
 
 REPO_TYPE = "dataset"
@@ -59,8 +61,19 @@ COMMIT_ATTEMPTS = 3
 HUB_MANAGED = frozenset({".gitattributes"})
 
 
+def hub_failure(exc: BaseException, what: str, then: str = "") -> Exception:
+    """The error to raise for a Hub call that failed: :class:`WaitTimeout` (exit 5) when the
+    server did not answer within the bound, else a :class:`ReleaseError` (exit 1)."""
+    if hub_timed_out(exc):
+        return WaitTimeout(f"{what}: the Hub at {hub_endpoint()} did not answer within {hub_timeout():g} s "
+                           f"(a request's bound: {HUB_TIMEOUT_ENV}){'; ' + then if then else ''}")
+    return ReleaseError(f"{what}: {describe_error(exc)}{'; ' + then if then else ''}")
+
+
 def hub_api(api=None):
-    """``api``, or a default ``HfApi()`` (endpoint and token from the environment)."""
+    """``api``, or a default ``HfApi()`` (endpoint and token from the environment); every Hub
+    request is bounded (:func:`bound_hub_requests`)."""
+    bound_hub_requests()
     if api is not None:
         return api
     from huggingface_hub import HfApi
@@ -260,7 +273,7 @@ def plan_publish(folder: str | os.PathLike, repo_id: str, version: str, api=None
     except ReleaseError:
         raise
     except Exception as exc:  # noqa: BLE001 - any client error becomes a ReleaseError
-        raise ReleaseError(f"{repo_id}: could not read the repository: {describe_error(exc)}") from None
+        raise hub_failure(exc, f"{repo_id}: could not read the repository") from None
     if on_main is not None and (v_main := parse_version(on_main)) >= parse_version(version):
         untagged = version_tag(on_main) not in tags or tags[version_tag(on_main)] != main_oid
         pending = (", not tagged yet: a push of it is running or was interrupted; re-run that push to finish it"
@@ -300,8 +313,8 @@ def _verify_tag(plan: PublishPlan, api) -> str:
         oid = tags.get(plan.tag)
         remote = remote_files(plan.repo_id, oid, api) if oid else None
     except Exception as exc:  # noqa: BLE001 - any client error becomes a ReleaseError
-        raise ReleaseError(f"{plan.repo_id}: could not check tag {plan.tag}: {describe_error(exc)}; "
-                           "re-run the same command to check and finish") from None
+        raise hub_failure(exc, f"{plan.repo_id}: could not check tag {plan.tag}",
+                          "re-run the same command to check and finish") from None
     if oid is None:
         raise ReleaseError(f"{plan.repo_id}: tag {plan.tag} is missing after tagging")
     diff = compare_trees(plan.local, remote or {})
@@ -335,6 +348,9 @@ def _tag(plan: PublishPlan, oid: str, api) -> None:
     if same:
         return
     if tagged is None:
+        if hub_timed_out(error):
+            raise hub_failure(error, f"{plan.repo_id}: the content is on main (commit {oid[:12]}) but creating tag "
+                              f"{plan.tag} failed", "no tag was created; re-run the same command to add it")
         raise ReleaseError(
             f"{plan.repo_id}: the content is on main (commit {oid[:12]}) but creating tag {plan.tag} failed: "
             f"{describe_error(error)}. No tag was created; re-run the same command to add it (no new commit is made)")
@@ -366,7 +382,7 @@ def execute_plan(plan: PublishPlan, api=None, *, message: str | None = None, att
         try:
             api.create_repo(plan.repo_id, repo_type=REPO_TYPE, exist_ok=True, private=plan.private)
         except Exception as exc:  # noqa: BLE001 - any client error becomes a ReleaseError
-            raise ReleaseError(f"{plan.repo_id}: could not create the repository: {describe_error(exc)}") from None
+            raise hub_failure(exc, f"{plan.repo_id}: could not create the repository") from None
     ops: list = [CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(plan.folder / rel)) for rel in plan.local]
     ops += [CommitOperationDelete(path_in_repo=rel) for rel in plan.diff["deleted"]]
     d = plan.diff
@@ -385,8 +401,7 @@ def execute_plan(plan: PublishPlan, api=None, *, message: str | None = None, att
     except Exception as exc:  # noqa: BLE001 - any client error becomes a ReleaseError (or a new plan)
         if _status(exc) in (409, 412):  # main moved between the check and the commit: nothing was written
             return _replan(plan, api, message, attempt, describe_error(exc))
-        raise ReleaseError(f"{plan.repo_id}: the commit failed: {describe_error(exc)}. "
-                           f"{_state_after(plan, api)}") from None
+        raise hub_failure(exc, f"{plan.repo_id}: the commit failed", _state_after(plan, api)) from None
     _tag(plan, info.oid, api)
     _verify_tag(plan, api)
     return PublishResult(plan.repo_id, plan.tag, info.oid, "committed")

@@ -311,3 +311,19 @@ def races(cases: dict[str, dict]) -> dict:
             out[repo] = {}
         out[repo].update(interleaved_publish(repo, case["outer"], case["inner"], case["at"]))
     return out
+
+
+def timed_publish(folder: str, repo: str, version: str) -> dict:
+    """``publish_folder`` timed: ``{"seconds", "error", "type"}`` (the error a stalled Hub gives)."""
+    import time
+
+    from builder.errors import TinybenchError
+    from builder.release.hub_sync import publish_folder
+
+    t0 = time.monotonic()
+    try:
+        publish_folder(folder, repo, version)
+        return {"seconds": time.monotonic() - t0, "error": None, "type": None}
+    except TinybenchError as exc:
+        return {"seconds": time.monotonic() - t0, "error": str(exc), "type": type(exc).__name__,
+                "exit_code": exc.exit_code}

@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 import pandas as pd
 
-from builder.errors import ReadFailed
+from builder.errors import OutOfMemory, ReadFailed, one_line
 from builder.read.sources import ModelUnavailable, SourceError
 
 
@@ -316,6 +316,9 @@ def read_unit_retrying(unit: Unit, retries: int = 0, backoff: float = 0.5) -> li
             raise
         except ModelUnavailable as exc:
             return UnitFailure(unit.model, unit.source, describe_error(exc), attempts)
+        except MemoryError as exc:  # retrying in the same process cannot help: say it, at once
+            raise OutOfMemory(f"{unit.source}: out of memory while reading model {unit.model!r} "
+                              f"({one_line(str(exc), 200) or 'an allocation failed'})") from exc
         except Exception as exc:  # noqa: BLE001 - anything else is a failure of this unit only
             if attempts > retries:
                 return UnitFailure(unit.model, unit.source, describe_error(exc), attempts)
@@ -364,10 +367,13 @@ def map_units(
 
             # fork is unsafe once pyarrow's thread pools exist in the parent; forkserver workers
             # start from a clean process and import the readers once.
-            ctx = mp.get_context("forkserver")
-            ctx.set_forkserver_preload([__name__])
-            pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
-            chunksize = max(1, min(16, n // (workers * 8)))
+            if _short_socket_folder():
+                ctx = mp.get_context("forkserver")
+                ctx.set_forkserver_preload([__name__])
+                pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+                chunksize = max(1, min(16, n // (workers * 8)))
+            else:  # no folder gives a short enough socket path: threads need none
+                pool, chunksize = ThreadPoolExecutor(max_workers=workers), 1
         else:
             raise ValueError(f"unknown executor {kind!r} (use process, thread or serial)")
         out = []
@@ -381,6 +387,37 @@ def map_units(
     finally:
         if not callable(progress):
             bar.close()
+
+
+#: the longest AF_UNIX socket path (sun_path is 108 bytes on Linux, with its NUL)
+_SUN_PATH_MAX = 107
+
+
+def _short_socket_folder() -> bool:
+    """Keep the fork server's socket path short enough for AF_UNIX.
+
+    The fork server listens on ``<multiprocessing's temporary folder>/listener-XXXXXXXX``, made
+    in ``TMPDIR``: an 80-character ``TMPDIR`` gave "AF_UNIX path too long". With such a
+    ``TMPDIR`` the folder is made in the first short, writable one of ``/tmp``, ``/var/tmp`` and
+    ``/dev/shm`` instead (multiprocessing removes it at exit); the data files still go to ``TMPDIR``.
+    False when the socket path stays too long (then threads are used).
+    """
+    import multiprocessing.util as mpu
+    import tempfile
+
+    need = len("/pymp-xxxxxxxx/listener-xxxxxxxx") + 4
+    if len(os.fsencode(tempfile.gettempdir())) + need <= _SUN_PATH_MAX:
+        return len(os.fsencode(mpu.get_temp_dir())) + need - 6 <= _SUN_PATH_MAX
+    for folder in ("/tmp", "/var/tmp", "/dev/shm"):
+        if os.path.isdir(folder) and os.access(folder, os.W_OK | os.X_OK) and len(folder) + need <= _SUN_PATH_MAX:
+            saved = tempfile.tempdir
+            tempfile.tempdir = folder
+            try:
+                mpu.get_temp_dir()  # made now, under the short folder, and kept for this process
+            finally:
+                tempfile.tempdir = saved
+            break
+    return len(os.fsencode(mpu.get_temp_dir())) + need - 6 <= _SUN_PATH_MAX
 
 
 def _processes_safe() -> bool:

@@ -19,17 +19,27 @@ cannot be had (:class:`ModelUnavailable`) fails at once; anything else, includin
 died, is retried by Dask (``retries``; the scheduler reruns the tasks of a lost worker, up to
 ``distributed.scheduler.allowed-failures`` times, then raises ``KilledWorker``). What still
 fails is returned as :class:`UnitFailure` s, never dropped silently.
+
+Every wait is bounded (Dask's own waits are not): a ``--scheduler`` address is probed first, so
+that a port where something other than a Dask scheduler listens fails within the connect timeout
+(``distributed.comm.timeouts.connect``, 30 s) instead of hanging on the handshake; once every
+worker is gone, the run stops after :data:`WORKER_WAIT_ENV` seconds (default 120) without one
+(:class:`~builder.errors.WaitTimeout`, exit status 5), where Dask would wait forever.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import socket
+import struct
+import time
 import uuid
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence, cast
 
-from builder.errors import ClusterError
+from builder.errors import ClusterError, WaitTimeout
 from builder.read.sources import ModelUnavailable, SourceError
 from builder.read.sources._common import ModelPart, ReadFailed, Unit, UnitFailure, describe_error, read_unit
 from builder.read.sources.reduce import MatrixReducer, UnitKeys, unit_keys
@@ -38,6 +48,13 @@ __all__ = ["ClusterError", "dask_client", "reduce_on_dask", "describe_client"]
 
 #: parts gathered to the client at a time in the reduce (bounded client memory, few round trips)
 GATHER_BATCH = 16
+#: how long a run waits, once every worker is gone, for one to join again (seconds); environment
+#: TINYBENCH_WORKER_WAIT (Dask itself would wait forever for a worker to run the tasks)
+WORKER_WAIT_ENV = "TINYBENCH_WORKER_WAIT"
+DEFAULT_WORKER_WAIT = 120.0
+_POLL = 0.2  # seconds between looks at the finished key tasks
+_ASK_EVERY = 1.0  # seconds between questions to the scheduler about its workers
+_MAX_HANDSHAKE = 1 << 20  # bytes: a Dask handshake is a few hundred (its length comes first)
 
 
 def _import_distributed():
@@ -70,6 +87,7 @@ def dask_client(scheduler: Any = None, workers: int | None = None, timeout: floa
         yield scheduler
         return
     if scheduler is not None:
+        _probe_scheduler(str(scheduler), timeout)
         try:
             client = distributed.Client(scheduler, timeout=timeout, set_as_default=False)
         except (OSError, TimeoutError, ValueError) as exc:
@@ -89,6 +107,114 @@ def dask_client(scheduler: Any = None, workers: int | None = None, timeout: floa
     ) as cluster, distributed.Client(cluster, set_as_default=False) as client:
         _check_workers(client, "the local cluster", timeout)
         yield client
+
+
+def _probe_scheduler(address: str, timeout: float) -> None:
+    """Refuse, within ``timeout``, an address where something other than a Dask scheduler listens.
+
+    Dask's client connects, then waits for the server's handshake with no bound: a port where an
+    HTTP server (or anything that waits for the client to speak first) listens hung ``ingest``
+    forever, whatever the connect timeout; a server that speaks first (an SSH banner) is read as
+    the length of a message, a huge one. A Dask server sends its handshake as soon as it accepts:
+    a small message whose first 8 bytes are its length, so that length, read within ``timeout``,
+    tells them apart (plain TCP addresses only; Dask itself checks the others).
+    """
+    scheme, _, loc = address.rpartition("://")
+    if scheme not in ("", "tcp") or ":" not in loc:
+        return
+    host, _, port = loc.rpartition(":")
+    try:
+        port_number = int(port)
+    except ValueError:
+        return  # Dask will say what is wrong with it
+    deadline = time.monotonic() + timeout
+    head = b""
+    try:
+        with socket.create_connection((host.strip("[]"), port_number), timeout=timeout) as sock:
+            while len(head) < 8:
+                sock.settimeout(max(0.001, deadline - time.monotonic()))
+                got = sock.recv(8 - len(head))
+                if not got:
+                    break
+                head += got
+    except socket.timeout:
+        raise WaitTimeout(f"the server at {address} accepts connections but sent no Dask handshake within "
+                          f"{timeout:g} s: it is not a Dask scheduler (the scheduler's port is 8786 by default; "
+                          "the bound is distributed.comm.timeouts.connect, "
+                          "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT)") from None
+    except OSError as exc:
+        raise ClusterError(f"cannot reach the Dask scheduler at {address}: {describe_error(exc)}") from exc
+    if len(head) < 8:
+        raise ClusterError(f"the server at {address} closed the connection at once: it is not a Dask scheduler")
+    (length,) = struct.unpack("<Q", head)
+    if not 0 < length <= _MAX_HANDSHAKE:
+        raise ClusterError(f"the server at {address} does not speak Dask's protocol (it sent {head!r}): "
+                           "it is not a Dask scheduler (the scheduler's port is 8786 by default)")
+
+
+def worker_wait() -> float:
+    """How long to wait for a worker once every worker is gone (:data:`WORKER_WAIT_ENV`, default 120 s)."""
+    text = os.environ.get(WORKER_WAIT_ENV, "").strip()
+    try:
+        value = float(text) if text else DEFAULT_WORKER_WAIT
+    except ValueError:
+        raise ClusterError(f"{WORKER_WAIT_ENV}={text!r}: give a number of seconds") from None
+    if not value > 0:
+        raise ClusterError(f"{WORKER_WAIT_ENV}={text!r}: give a positive number of seconds")
+    return value
+
+
+class _WorkerWatch:
+    """Counts the time without any worker; past :func:`worker_wait` the run stops (WaitTimeout).
+
+    Dask keeps the tasks of a cluster without workers waiting ("no-worker") and a client waiting
+    on them waits forever; every wait of :func:`reduce_on_dask` goes through :meth:`check`.
+    """
+
+    def __init__(self, client: Any):
+        self.client = client
+        self.bound = worker_wait()
+        self.since: float | None = None
+        self._asked = -1e9
+        self._workers = 1
+
+    def check(self, waiting_for: str) -> None:
+        now = time.monotonic()
+        if now - self._asked >= _ASK_EVERY:  # one round trip to the scheduler a second at most
+            self._asked = now
+            try:
+                self._workers = len(self.client.scheduler_info().get("workers", {}))
+            except Exception:  # noqa: BLE001 - a scheduler that cannot answer has no usable worker either
+                self._workers = 0
+        if self._workers:
+            self.since = None
+            return
+        self.since = self.since if self.since is not None else now
+        if now - self.since > self.bound:
+            address = getattr(getattr(self.client, "scheduler", None), "address", "the cluster")
+            raise WaitTimeout(f"every Dask worker of {address} is gone and none joined within {self.bound:g} s "
+                              f"({waiting_for}); start workers and re-run (the bound: {WORKER_WAIT_ENV})")
+
+
+def _gather_bounded(client: Any, distributed: Any, futures: list, watch: _WorkerWatch, waiting_for: str) -> list:
+    """The results of ``futures`` (an erred one gives its exception), every wait bounded by ``watch``.
+
+    Waits (polling the workers) until the futures are done, then gathers them; a result lost with
+    its worker between the two makes the gather wait for its rerun, so the gather itself is bounded
+    too (by the watch's bound) and then the wait starts again.
+    """
+    while True:
+        while True:
+            try:
+                with client.as_current():  # wait() takes the default client; ours is not
+                    distributed.wait(futures, timeout=_ASK_EVERY)
+                break
+            except TimeoutError:  # distributed.TimeoutError is the builtin one
+                watch.check(waiting_for)
+        try:
+            return _gather(client, futures, watch.bound)
+        except TimeoutError:
+            watch.check(waiting_for)
 
 
 def _check_workers(client: Any, where: str, timeout: float) -> None:
@@ -195,11 +321,19 @@ def reduce_on_dask(
     parts: dict[int, Any] = dict(zip(remote, part_futs))
     slot_of = {f.key: i for i, f in zip(remote, key_futs)}
     del part_futs
+    watch = _WorkerWatch(client)
     try:
         done = distributed.as_completed(key_futs, loop=client.loop)
         del key_futs
-        for batch in done.batches():  # whatever finished since the last batch: one round trip
-            for fut, result in zip(batch, _gather(client, batch)):
+        while not done.is_empty():
+            if not done.has_ready():  # nothing new: are there still workers to run the rest?
+                watch.check(f"{len(slot_of)} of {len(remote)} models still to read")
+                time.sleep(_POLL)
+                continue
+            batch = done.next_batch(block=False)  # whatever finished since the last batch: one round trip
+            results = _gather_bounded(client, distributed, batch, watch,
+                                      f"the item keys of {len(batch)} model(s), {len(slot_of)} still to read")
+            for fut, result in zip(batch, results):
                 i = slot_of.pop(fut.key)
                 fut.release()
                 if isinstance(result, _InputError):
@@ -231,7 +365,9 @@ def reduce_on_dask(
             if i not in fetched:  # the next few models' parts, in one round trip
                 batch = remote_order[next_batch:next_batch + GATHER_BATCH]
                 next_batch += GATHER_BATCH
-                fetched.update(zip(batch, _gather(client, [parts[k] for k in batch])))
+                futs = [parts[k] for k in batch]
+                fetched.update(zip(batch, _gather_bounded(client, distributed, futs, watch,
+                                                          f"the scores of {len(futs)} model(s), to fill the matrix")))
             got = fetched.pop(i)
             parts.pop(i).release()
             if isinstance(got, BaseException):  # lost with its worker and could not be rerun
@@ -246,15 +382,23 @@ def reduce_on_dask(
     return [failures[i] for i in sorted(failures)]
 
 
-def _gather(client: Any, futures: list) -> list:
-    """Results of ``futures``; an erred one gives its exception instead of raising."""
+def _gather(client: Any, futures: list, timeout: float) -> list:
+    """Results of ``futures``; an erred one gives its exception instead of raising.
+
+    Raises :class:`TimeoutError` past ``timeout`` seconds: ``Client.gather`` has no bound, so the
+    gather runs through ``Client.sync`` with the ``callback_timeout`` that ``Future.result`` uses.
+    """
     try:
-        return client.gather(futures)
+        return client.sync(client._gather, futures, errors="raise", callback_timeout=timeout)
+    except TimeoutError:
+        raise
     except Exception:  # noqa: BLE001 - find which one failed
         out = []
         for f in futures:
             try:
-                out.append(client.gather(f))
+                out.append(f.result(timeout=timeout))
+            except TimeoutError:
+                raise
             except Exception as exc:  # noqa: BLE001
                 out.append(exc)
         return out

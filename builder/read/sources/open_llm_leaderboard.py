@@ -34,6 +34,8 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from builder.errors import ReadFailed
+from builder.read.hub_requests import HUB_TIMEOUT_ENV, bound_hub_requests, hub_endpoint, hub_timed_out
 from builder.read.sources import ModelUnavailable, SourceError
 from builder.read.sources._common import Block, ModelPart, Options, Unit, map_units, read_json, walk_files
 from builder.read.sources.reduce import assemble
@@ -424,6 +426,35 @@ def fetch_hub_entry(unit: Unit) -> dict[str, Any]:
     ModelUnavailable : no details repo in any of the orgs (or a gated one), or no details for the task.
     Any huggingface_hub or network error otherwise (the caller retries those).
     """
+    bound = bound_hub_requests()  # the Hub's HTTP client waits forever by default
+    try:
+        entry = _fetch_hub_entry(unit, bound)
+    except Exception as exc:
+        if hub_timed_out(exc):
+            raise _hub_timeout(bound) from exc
+        raise
+    fetch = entry["fetch"]
+
+    def bounded_fetch(path: str) -> str:
+        try:
+            return fetch(path)
+        except Exception as exc:
+            if hub_timed_out(exc):
+                raise _hub_timeout(bound) from exc
+            raise
+
+    entry["fetch"] = bounded_fetch
+    return entry
+
+
+def _hub_timeout(bound: float) -> ReadFailed:
+    """A timeout of the Hub, saying what was waited for (retried like any network error, then the
+    model fails: exit 3)."""
+    return ReadFailed(f"the Hub at {hub_endpoint()} did not answer in time (a request's bound: {bound:g} s, "
+                      f"{HUB_TIMEOUT_ENV}; a download's read: HF_HUB_DOWNLOAD_TIMEOUT; metadata: HF_HUB_ETAG_TIMEOUT)")
+
+
+def _fetch_hub_entry(unit: Unit, bound: float) -> dict[str, Any]:
     from huggingface_hub import HfApi, hf_hub_download
     from huggingface_hub.utils import GatedRepoError, RepositoryNotFoundError, disable_progress_bars
 
@@ -436,7 +467,7 @@ def fetch_hub_entry(unit: Unit) -> dict[str, Any]:
     for org in hub["orgs"]:
         repo_id = f"{org}/{name}"
         try:
-            info = api.repo_info(repo_id, repo_type="dataset")
+            info = api.repo_info(repo_id, repo_type="dataset", timeout=bound)  # its None beats the client's
             break
         except GatedRepoError as exc:
             raise ModelUnavailable(f"{repo_id}: gated repo; accept its terms on the Hub ({exc})") from exc
@@ -564,6 +595,7 @@ def _download(
     download: Callable[..., str] | None,
     progress: bool,
 ) -> dict[str, Path]:
+    bound_hub_requests()  # the Hub's HTTP client waits forever by default
     if api is None:
         from huggingface_hub import HfApi
 

@@ -422,6 +422,7 @@ def matrix_to_parts(matrix: ResponseMatrix, source: str, scenario: str | None = 
             content = matrix.item_info[extra].reset_index(drop=True)
     parts = []
     for r, model in enumerate(matrix.models):
-        block = Block(scenario, "", index, matrix.scores[r].copy(), content if r == 0 else None, rank=1000)
+        # a view of the row, not a copy: the parts of a table then cost nothing on top of its matrix
+        block = Block(scenario, "", index, matrix.scores[r], content if r == 0 else None, rank=1000)
         parts.append(ModelPart(model, source, [block], notes=list(matrix.notes) if r == 0 else []))
     return parts
