@@ -260,13 +260,14 @@ def _logged_design(results: dict | None, task: str) -> tuple[str | None, str | N
     return (str(v) if v is not None else None), (str(h) if isinstance(h, str) else None)
 
 
-def _match(t: _Target, path: Path, results: dict | None) -> tuple[dict[int, int], list[str]]:
+def _match(t: _Target, path: Path, results: dict | None, task: str) -> tuple[dict[int, int], list[str]]:
     """:func:`match_rows` for one samples file, with the design the run's task file records:
     results of another design are refused naming both versions; rows served from another
     revision than the task file pinned (offline, ``datasets`` serves the newest cached one) are
-    told apart from a task file of another version."""
+    told apart from a task file of another version. ``task``: the task that ran (``t.task`` or
+    one of its aliases), whose entry of the results file records the design."""
     where = str(path)
-    logged_v, logged_h = _logged_design(results, t.task or "")
+    logged_v, logged_h = _logged_design(results, task)
     mine = f"{t.benchmark} {t.version}" if t.version else (t.benchmark or "this tiny dataset")
     theirs = f"{t.benchmark} {logged_v}" if logged_v else "another version"
     other = logged_h is not None and t.design is not None and logged_h != t.design
@@ -348,7 +349,7 @@ def read_log_scores(folder: str | os.PathLike, logs: str | os.PathLike, task: st
                                               results.get(ts))
             notes.extend(f"{model}: {n}" for n in bnotes)
             where = f"{path}"
-            mapping, mnotes = _match(t, path, results.get(ts))
+            mapping, mnotes = _match(t, path, results.get(ts), name)
             notes.extend(mnotes)
             n_rows = len(t.anchor_index)
             doc_ids = block.index if block.index is not None else np.arange(len(block.scores))
