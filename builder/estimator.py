@@ -37,11 +37,12 @@ How ``score`` is computed (for tiny benchmarks built with the stratified design)
   p-IRT and a ridge regression of the residual full score on the anchor results (weights
   and the mix chosen out-of-fold); its error ``sigma`` is measured out-of-fold;
 * ``score = g * db + (1 - g) * mb`` with ``g = s2 / (s2 + se_db^2)`` and
-  ``s2 = sigma^2 + kappa * d^2``, where ``d`` is how far ``db`` lies outside the
-  training models' score range: models like the training ones get the sharper
-  model-based estimate, models outside the range (typically newer, stronger ones) get the
-  design-based one, and the interval widens accordingly. The interval always contains
-  the design-based 90% interval ``db +- 1.645 se_db``, so it stays honest under any shift.
+  ``s2 = sigma^2 + kappa * d2``, where ``d2`` is the expected squared distance of the score
+  outside the training models' score range (the score taken as ``N(db, se_db^2)``): models
+  like the training ones get the sharper model-based estimate, models near or outside the
+  edge of the range (typically newer, stronger ones) get the design-based one, and the
+  interval widens accordingly. The model-based part of the interval is scaled so that
+  out-of-fold intervals cover, on full runs and on partial ones (some anchors unanswered).
 
 The ability ``theta`` is the MAP on the answered anchors with the training models'
 abilities as a Gaussian prior; unseen items get the posterior-averaged probability
@@ -70,7 +71,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, ndtr
 from scipy.stats import norm
 
 FORMAT = "tinybenchmarks-estimator"
@@ -99,10 +100,12 @@ _NPZ_KEYS = ("A", "b", "balance", "scenario", "strata", "anchor_positions", "anc
 #: per-scenario settings and their defaults (what an estimator without calibration uses)
 DEFAULT_PARAMS = {
     "method": "gpirt", "lambda": 0.5, "interval_scale": 1.0, "pirt_weight": 1.0, "sigma": 0.0,
-    "range": [0.0, 1.0], "kappa": 16.0, "ridge_intercept": 0.0,
+    "range": [0.0, 1.0], "kappa": 16.0, "ridge_intercept": 0.0, "design_slope": 1.0,
+    "sigma_partial": 0.0,
 }
-#: the score's interval always holds ``db +- DESIGN_FLOOR_Z * se_db`` (the design-based 90% interval)
-DESIGN_FLOOR_Z = 1.6448536269514722
+#: weight (in degrees of freedom) of the IRT model's per-draw variance in a stratum's design variance
+MODEL_DOF = 1.0
+_SQRT_2PI = math.sqrt(2.0 * math.pi)
 # a sanity bound on stored parameters: |a|, |b| beyond this are corrupt, not fitted
 _MAX_PARAM = 1e4
 
@@ -301,10 +304,12 @@ class TinyEstimator:
         # one anchor per stratum everywhere (k-means, original): no within-stratum spread
         self._single = bool((self._n_h <= 1).all())
         self._p = {key: np.array([self.params[s][key] for s in self.scenarios], dtype=np.float64)
-                   for key in ("lambda", "interval_scale", "pirt_weight", "sigma", "kappa", "ridge_intercept")}
+                   for key in ("lambda", "interval_scale", "pirt_weight", "sigma", "kappa", "ridge_intercept",
+                                "design_slope", "sigma_partial")}
         self._lo = np.array([self.params[s]["range"][0] for s in self.scenarios])
         self._hi = np.array([self.params[s]["range"][1] for s in self.scenarios])
         self._composite = np.array([self.params[s]["method"] == "composite" for s in self.scenarios])
+        self._k_s = self._anchor_one_hot.sum(0)  # anchors per scenario
 
     # ------------------------------------------------------------------ I/O
     def irt_parameters(self) -> tuple[np.ndarray, np.ndarray]:
@@ -685,23 +690,24 @@ class TinyEstimator:
         mass_seen = (seen_h * self._W_h) @ self._h_one_hot
         irt = np.divide((seen_h * self._W_h * ybar_h) @ self._h_one_hot, mass_seen,
                         out=np.full((n, S), np.nan), where=mass_seen > 0)
-        db = (self._W_h * np.where(seen_h, ybar_h - xbar_h + Pbar_h, Pbar_h)) @ self._h_one_hot
         if self._single:
             se_irt = self._se_one_per_stratum(P, obs)
+            db = (self._W_h * np.where(seen_h, ybar_h - xbar_h + Pbar_h, Pbar_h)) @ self._h_one_hot
             se_db = se_irt
         else:
             # per-draw variance the model expects in a stratum (used only when no stratum of
             # the scenario has two answered anchors to measure it)
             model_v = np.maximum(Pbar_h - Pbar_h**2, 0.0)
             se_irt = self._design_se(Yf, obs, u, U_h, ybar_h, model_v)
-            se_db = self._design_se(Yf - Pa, obs, u, U_h, ybar_h - xbar_h, model_v)
+            db, se_db = self._design_estimate(Yf, obs, P, V, Pa, Pbar_h, u, U_h, seen_h, se_pirt)
         gpirt, gp_se = gp_blend(irt, pirt, se_irt, se_pirt, self._p["lambda"])
         # --- model-based: p-IRT mixed with a ridge regression of the residual full score
         X = np.where(obs, Yf, Pa)
         ridge = db + self._p["ridge_intercept"] + (X * self.ridge_coef) @ self._anchor_one_hot
         mb = self._p["pirt_weight"] * pirt + (1 - self._p["pirt_weight"]) * ridge
-        comp_score, comp_se, g = composite(db, se_db, mb, self._p["sigma"], self._lo, self._hi, self._p["kappa"],
-                                           self._p["interval_scale"], self._z)
+        sigma = partial_sigma(self._p["sigma"], self._p["sigma_partial"], answered, self._k_s)
+        comp_score, comp_se, g = composite(db, se_db, mb, sigma, self._lo, self._hi, self._p["kappa"],
+                                           self._p["interval_scale"])
         # a full score lies in [0, 1]; the regression's extrapolation may step outside
         score = np.clip(np.where(self._composite, comp_score, gpirt), 0.0, 1.0)
         se = np.where(self._composite, comp_se, gp_se * self._p["interval_scale"])
@@ -760,6 +766,89 @@ class TinyEstimator:
     def _stratum_sums(self, X: np.ndarray) -> np.ndarray:
         """Per-stratum sums of the columns of X (n, N) -> (n, H)."""
         return np.add.reduceat(X[:, self._order], self._starts, axis=1)
+
+    def _design_estimate(self, Yf, obs, P, V, Pa, Pbar_h, u, U_h, seen_h, se_pirt):
+        """The design-based estimate ``db`` (n, S) and its standard error, for any answered subset.
+
+        ``db = beta * sum_j w_j p_j + sum_h M_h * mean_h(y - beta p)`` over the answered
+        anchors of each stratum (Hajek weights), with ``beta`` the scenario's
+        ``design_slope`` (1: the IRT-corrected (AIPW) estimate, 0: the plain stratified mean;
+        any fixed ``beta`` is unbiased under the design). A stratum without an answered anchor
+        is collapsed into the nearest answered stratum of its scenario in easiness order (half
+        to each when two are as near): ``M_h`` is the stratum's mass plus the mass it absorbs,
+        so a partial run (``--limit``, a crashed job) still corrects the model's prediction of
+        every item with residuals of similar items instead of trusting the model there.
+
+        The variance is ``sum_h M_h^2 v_h / m_h (1 - m_h / N_g)`` plus, for every absorbed
+        stratum, ``W_u^2 v_u`` (its own mean residual may differ from its neighbour's: counted as
+        one draw). ``v_h``, the variance of one draw's residual, is the measured spread (strata
+        with two answered anchors or more, ``m_h - 1`` degrees of freedom; pooled over the
+        scenario for the others, one degree of freedom) averaged with what the IRT model
+        expects, ``mean_h p(1-p) + (1 - beta)^2 var_h(p)``, worth :data:`MODEL_DOF` degrees of
+        freedom: two answers that agree do not prove a stratum uniform (the measured spread is
+        then 0), and with few answers the measured spread is mostly noise. A scenario with no
+        answered anchor gets the model's p-IRT prediction and error.
+        """
+        n, H = Yf.shape[0], self._H
+        beta_h = self._p["design_slope"][self._h_scenario]  # (H,)
+        beta_a = beta_h[self._anchor_h]  # (k,)
+        R = np.where(obs, Yf - beta_a * Pa, 0.0)
+        safe_U = np.where(seen_h, U_h, 1.0)
+        rbar_h = (u * R) @ self._anchor_h_one_hot / safe_U  # (n, H)
+        # --- per-draw variances: measured (two answers or more), pooled, and the model's
+        D = np.where(obs, R - rbar_h[:, self._anchor_h], 0.0)
+        share = np.divide(u, U_h[:, self._anchor_h], out=np.zeros_like(u), where=obs)
+        m = obs @ self._anchor_h_one_hot  # answered anchors per stratum
+        spread = (share**2 * D**2) @ self._anchor_h_one_hot
+        sum_share2 = share**2 @ self._anchor_h_one_hot
+        with np.errstate(divide="ignore", invalid="ignore"):
+            emp = np.where(m >= 2, m / np.maximum(m - 1, 1) * spread / np.where(sum_share2 > 0, sum_share2, 1.0),
+                           np.nan)
+        Wsafe = np.where(self._W_h > 0, self._W_h, 1.0)
+        Vbar_h = self._stratum_sums(V * self._w) / Wsafe
+        P2bar_h = self._stratum_sums(P * P * self._w) / Wsafe
+        model_v = np.maximum(Vbar_h + (1 - beta_h) ** 2 * np.maximum(P2bar_h - Pbar_h**2, 0.0), 0.0)
+        ok = np.isfinite(emp)
+        wsum = (ok * self._W_h) @ self._h_one_hot
+        pooled = np.divide((np.where(ok, emp, 0.0) * self._W_h) @ self._h_one_hot, wsum,
+                           out=np.zeros_like(wsum), where=wsum > 0)
+        pooled_h = np.where((wsum > 0)[:, self._h_scenario], pooled[:, self._h_scenario], model_v)
+        per_draw = np.where(ok, emp, pooled_h)
+        # the model's per-draw variance counts as MODEL_DOF degrees of freedom next to the measured
+        # ones (m - 1 in a stratum of m answers; 1 for the pooled value): two answers that agree do
+        # not prove a stratum uniform, and with few answers the measured spread is mostly noise
+        dof = np.where(ok, m - 1, np.where((wsum > 0)[:, self._h_scenario], 1.0, 0.0))
+        per_draw = (dof * per_draw + MODEL_DOF * model_v) / (dof + MODEL_DOF)
+        # --- collapse unanswered strata into the nearest answered one of the scenario
+        idx = np.arange(H)
+        left = np.maximum.accumulate(np.where(seen_h, idx, -1), axis=1)
+        right = np.minimum.accumulate(np.where(seen_h, idx, H)[:, ::-1], axis=1)[:, ::-1]
+        hs = self._h_scenario
+        okl = (left >= 0) & (hs[np.clip(left, 0, H - 1)] == hs)
+        okr = (right < H) & (hs[np.clip(right, 0, H - 1)] == hs)
+        dl, dr = idx - left, right - idx
+        fl = np.where(okl & okr, np.where(dl < dr, 1.0, np.where(dl == dr, 0.5, 0.0)), okl.astype(np.float64))
+        fr = np.where(okl & okr, 1.0 - fl, okr.astype(np.float64))
+        unseen = ~seen_h
+        rows = np.repeat(np.arange(n) * H, H).reshape(n, H)
+        M = self._W_h * seen_h
+        Ng = self._N_h * seen_h
+        for f, nb in ((fl, left), (fr, right)):
+            wgt = np.where(unseen, f, 0.0)
+            tgt = (rows + np.clip(nb, 0, H - 1)).ravel()
+            M = M + np.bincount(tgt, weights=(wgt * self._W_h).ravel(), minlength=n * H).reshape(n, H)
+            Ng = Ng + np.bincount(tgt, weights=(wgt * self._N_h).ravel(), minlength=n * H).reshape(n, H)
+        absorbed = unseen & ((fl + fr) > 0)
+        none = (seen_h * self._W_h) @ self._h_one_hot <= 0  # (n, S): no answer in the scenario
+        db = (beta_h * self._W_h * Pbar_h) @ self._h_one_hot + (M * np.where(seen_h, rbar_h, 0.0)) @ self._h_one_hot
+        fpc = np.clip(1.0 - m / np.where(Ng > 0, Ng, 1.0), 0.0, 1.0)
+        var = (np.where(seen_h, M**2 * per_draw / np.maximum(m, 1) * fpc, 0.0)
+               + np.where(absorbed, self._W_h**2 * per_draw, 0.0)
+               + np.where(unseen & ~absorbed, self._W_h**2 * model_v, 0.0)) @ self._h_one_hot
+        model_db = (self._W_h * Pbar_h) @ self._h_one_hot
+        db = np.where(none, model_db, db)
+        se = np.where(none, se_pirt, np.sqrt(np.maximum(var, 0.0)))
+        return db, se
 
     def _design_se(self, R, obs, u, U_h, rbar_h, model_v) -> np.ndarray:
         """Standard error (n, S) of the stratified mean of ``R`` over the anchors.
@@ -1019,22 +1108,45 @@ def gp_blend(irt, pirt, se_irt, se_pirt, lam) -> tuple[np.ndarray, np.ndarray]:
     return gp, se
 
 
-def composite(db, se_db, mb, sigma, lo, hi, kappa, interval_scale, z) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def partial_sigma(sigma, growth, answered, n_anchors) -> np.ndarray:
+    """The model-based estimate's error with ``answered`` of ``n_anchors`` anchors answered:
+    ``sqrt(sigma^2 + growth^2 (n_anchors / answered - 1))`` (``sigma`` with all answered; 1, no
+    information on a [0, 1] score, with none)."""
+    answered = np.asarray(answered, dtype=np.float64)
+    extra = np.maximum(np.asarray(n_anchors, dtype=np.float64) / np.maximum(answered, 1.0) - 1.0, 0.0)
+    out = np.sqrt(np.asarray(sigma, dtype=np.float64) ** 2 + np.asarray(growth, dtype=np.float64) ** 2 * extra)
+    return np.where(answered > 0, np.minimum(out, 1.0), 1.0)
+
+
+def composite(db, se_db, mb, sigma, lo, hi, kappa, interval_scale) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The composite score, its standard error and the weight ``g`` of the design-based estimate.
 
-    ``g = s2 / (s2 + se_db^2)`` with ``s2 = sigma^2 + kappa d^2``, ``d`` the distance of ``db``
-    outside the training range ``[lo, hi]``. The design-based error is honest by construction;
-    the model-based one is scaled by ``interval_scale`` (so that out-of-fold intervals cover),
-    and the error is never less than what holds the design-based 90% interval around ``db``:
-    whatever the shift, the interval holds one that needs no model.
+    ``g = s2 / (s2 + se_db^2)`` with ``s2 = sigma^2 + kappa d2``, where ``d2`` is the expected
+    squared distance of the score outside the training range ``[lo, hi]`` when it is
+    ``N(db, se_db^2)`` (:func:`outside_distance2`): a model whose design-based estimate lies near
+    the edge of the range, or is uncertain, may well lie outside it, and the model-based
+    estimate, learned inside the range, loses weight smoothly instead of at the edge. The
+    design-based error is honest by construction; the model-based one is scaled by
+    ``interval_scale``, calibrated so that out-of-fold intervals cover (full and partial runs).
     """
-    dist = np.maximum(0.0, np.maximum(db - hi, lo - db))
-    s2 = sigma**2 + kappa * dist**2
+    s2 = sigma**2 + kappa * outside_distance2(db, se_db, lo, hi)
     v_db = se_db**2
     g = np.divide(s2, s2 + v_db, out=np.ones_like(s2), where=(s2 + v_db) > 0)
     score = g * db + (1 - g) * mb
     se = g * se_db + (1 - g) * np.sqrt(s2) * interval_scale
-    return score, np.maximum(se, (np.abs(score - db) + DESIGN_FLOOR_Z * se_db) / z), g
+    return score, se, g
+
+
+def outside_distance2(mu, sd, lo, hi) -> np.ndarray:
+    """``E[(X - hi)_+^2 + (lo - X)_+^2]`` for ``X ~ N(mu, sd^2)``: the expected squared distance of
+    X outside ``[lo, hi]`` (the plain squared distance of ``mu`` when ``sd`` is 0)."""
+    sd = np.maximum(sd, 1e-12)
+    out = np.zeros(np.broadcast(mu, sd, lo, hi).shape)
+    for d in (mu - hi, lo - mu):
+        r = d / sd
+        # scipy.special's ndtr and the density by hand: scipy.stats' norm costs ~1 ms a call here
+        out = out + (d**2 + sd**2) * ndtr(r) + d * sd * np.exp(-0.5 * r * r) / _SQRT_2PI
+    return np.maximum(out, 0.0)
 
 
 def _pack(comp: dict, i: int, s: int, z: float) -> dict:
@@ -1129,7 +1241,8 @@ def _check_params(scenario: str, given: Any) -> dict:
     if p["method"] not in METHODS:
         raise ValueError(f"{where}.method must be one of {METHODS}, got {p['method']!r}")
     for key, lo, hi in (("lambda", 0.0, 1.0), ("pirt_weight", 0.0, 1.0), ("interval_scale", 1e-6, 1e3),
-                        ("sigma", 0.0, 1.0), ("kappa", 0.0, 1e6), ("ridge_intercept", -1.0, 1.0)):
+                        ("sigma", 0.0, 1.0), ("kappa", 0.0, 1e6), ("ridge_intercept", -1.0, 1.0),
+                        ("design_slope", 0.0, 1.0), ("sigma_partial", 0.0, 1.0)):
         v = p[key]
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not lo <= v <= hi:
             raise ValueError(f"{where}.{key} must be a number in [{lo:g}, {hi:g}], got {v!r}")

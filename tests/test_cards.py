@@ -60,7 +60,7 @@ def test_card_parses_with_metadata(root, name):
     assert "### Adaptive evaluation" in text and "est.adaptive(budget=200, seed=0)" in text
     assert f'load_dataset(path, "{spec.configs[0].name}", split="pool")' in text and "| `adaptive.py` |" in text
     if man.get("harness_tasks"):
-        assert f"lm_eval/{spec.configs[0].harness_task}_pool.yaml" in text
+        assert f"lm_eval/{man['configs'][spec.configs[0].name]['harness_task']}_pool.yaml" in text
     assert POLO2024_BIBTEX in text and spec.source_citation.strip() in text
     assert "first release" in text
 

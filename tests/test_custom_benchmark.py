@@ -163,11 +163,22 @@ def test_the_spec_item_id_column_must_be_in_the_content(inputs, tmp_path, capsys
 LM_EVAL_PYTHON = os.environ.get("TINYBENCH_LM_EVAL_PYTHON")
 
 
+def _lm_eval(hub, tmp_path, folder, out, *extra):
+    proc = subprocess.run([LM_EVAL_PYTHON, "-m", "lm_eval", "--model", "dummy", "--include_path",
+                           str(folder / "lm_eval"), "--tasks", "tinyWMDP_bio", "--log_samples",
+                           "--output_path", str(out), *extra],
+                          env=hub.client_env(tmp_path / "hf_home2"), capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    [results] = list(out.rglob("results_*.json"))
+    return json.loads(results.read_text())["results"]["tinyWMDP_bio"], proc.stdout
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not LM_EVAL_PYTHON, reason="set TINYBENCH_LM_EVAL_PYTHON to a Python with lm-evaluation-harness")
 def test_lm_eval_runs_the_released_task_file(inputs, tmp_path):
-    """lm-eval itself (its dummy model) runs the task file of the release from the loopback Hub;
-    `estimate` reads its logs."""
+    """lm-eval itself (its dummy model) runs the task file of the release from the loopback Hub: its
+    results table shows the estimate of the release's estimator (`score` and its interval), the same
+    as `estimate` on its logs, and the plain anchor mean beside it; with --limit too."""
     tmp, _, content, m = inputs
     matrix = tmp_path / "m.parquet"
     m.write(matrix)
@@ -178,19 +189,33 @@ def test_lm_eval_runs_the_released_task_file(inputs, tmp_path):
                       [["--config", str(cfg), "--release-version", "1.0.0", "--out", str(rel), "--push", "--quiet"]],
                       fake=False)
         folder = rel / "tinyWMDP_bio"
-        proc = subprocess.run([LM_EVAL_PYTHON, "-m", "lm_eval", "--model", "dummy", "--include_path",
-                               str(folder / "lm_eval"), "--tasks", "tinyWMDP_bio", "--log_samples",
-                               "--output_path", str(tmp_path / "results")],
-                              env=hub.client_env(tmp_path / "hf_home2"), capture_output=True, text=True, timeout=600)
-        assert proc.returncode == 0, proc.stderr[-3000:]
+        table, stdout = _lm_eval(hub, tmp_path, folder, tmp_path / "results")
+        limited, _ = _lm_eval(hub, tmp_path, folder, tmp_path / "limited", "--limit", "7")
     [samples] = list((tmp_path / "results").rglob("samples_tinyWMDP_bio_*.jsonl"))
     recs = [json.loads(line) for line in samples.read_text().splitlines()]
     rows = pd.read_parquet(folder / "default" / "test-00000-of-00001.parquet")
     assert sorted(r["arguments"]["gen_args_0"]["arg_0"] for r in recs) == sorted(rows["input_formatted"])
-    frame, _ = estimate_from_logs(folder, tmp_path / "results")
-    by_row = {r["doc"]["item_id"]: float(r["acc"]) for r in recs}
-    want = TinyEstimator.load(folder).estimate(by_row)
-    assert frame["score"][0] == pytest.approx(want["score"])
+    est = TinyEstimator.load(folder)
+    for got, logs, n in ((table, tmp_path / "results", K), (limited, tmp_path / "limited", 7)):
+        frame, _ = estimate_from_logs(folder, logs)
+        assert frame["n_answered"][0] == n
+        # the table's numbers are the estimate of the logged rows (lm-eval rounds nothing in the JSON)
+        assert got["score,none"] == pytest.approx(frame["score"][0], abs=1e-12)
+        assert got["score_ci_low,none"] == pytest.approx(frame["ci_low"][0], abs=1e-12)
+        assert got["score_ci_high,none"] == pytest.approx(frame["ci_high"][0], abs=1e-12)
+        [samples] = list(logs.rglob("samples_tinyWMDP_bio_*.jsonl"))
+        recs = [json.loads(line) for line in samples.read_text().splitlines()]
+        by_row = {r["doc"]["item_id"]: float(r["anchor_mean"]) for r in recs}
+        assert got["anchor_mean,none"] == pytest.approx(np.mean(list(by_row.values())))
+        # acc as lm-eval computes it: the argmax of the choices' log-likelihoods is the answer
+        for r in recs:
+            lls = [float(x[0]) for x in r["filtered_resps"]]
+            assert r["anchor_mean"] == float(int(np.argmax(lls)) == int(r["doc"]["answer"]))
+        assert got["score,none"] == pytest.approx(est.estimate(by_row)["score"], abs=1e-12)
+    assert limited["score_ci_high,none"] - limited["score_ci_low,none"] > table["score_ci_high,none"] - table[
+        "score_ci_low,none"]
+    for name in ("score", "score_ci_low", "score_ci_high", "anchor_mean"):
+        assert f"|{name}" in stdout.replace(" ", "")  # the rows of lm-eval's printed table
 
 
 def _documented_recipe() -> tuple[list[str], list[str]]:

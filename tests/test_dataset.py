@@ -79,7 +79,9 @@ def test_manifest_records_versions_inputs_parameters_and_hashes(root):
     for rel, meta in files.items():
         data = (folder / rel).read_bytes()
         assert meta == {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
-    assert m["configs"]["all"]["harness_task"] == "tinyMMLU"
+    # our task file's name, and lm-eval's own task whose logs `estimate` reads too
+    assert (m["configs"]["all"]["harness_task"], m["configs"]["all"]["harness_builtin_task"]) == ("tinyMMLU_tb",
+                                                                                                  "tinyMMLU")
     assert verify_manifest(folder) == []
     # estimator.from_hub's lookup: manifest["files"][path]["sha256"] for the side files
     assert {"estimator.json", "irt_parameters.npz"} <= set(files)

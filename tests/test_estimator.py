@@ -61,8 +61,11 @@ def test_design_based_estimate_and_its_standard_error_hand_computed():
     r1 = np.array([1.0 - p[5], 1.0 - p[7]])
     db = p.mean() + 0.5 * r0.mean() + 0.5 * r1.mean()
     assert comp["db"][0, 0] == pytest.approx(db)
-    # stratified variance: W_h^2 s_h^2 / n_h (1 - n_h / N_h), W_h = 1/2, n_h = 2, N_h = 4
-    var = sum(0.25 * np.var(r, ddof=1) / 2 * 0.5 for r in (r0, r1))
+    # stratified variance: W_h^2 v_h / n_h (1 - n_h / N_h), W_h = 1/2, n_h = 2, N_h = 4, where the
+    # per-draw variance v_h is the measured s_h^2 (1 degree of freedom) averaged with the model's
+    # mean p(1-p) over the stratum (worth one degree of freedom)
+    v = [(np.var(r, ddof=1) + np.mean(p[h] * (1 - p[h]))) / 2 for r, h in ((r0, slice(0, 4)), (r1, slice(4, 8)))]
+    var = sum(0.25 * vh / 2 * 0.5 for vh in v)
     assert comp["se_db"][0, 0] == pytest.approx(np.sqrt(var))
     assert comp["irt"][0, 0] == pytest.approx(0.5 * 0.5 + 0.5 * 1.0)
     var_irt = 0.25 * np.var([1.0, 0.0], ddof=1) / 2 * 0.5  # stratum 1 has no spread
@@ -78,8 +81,15 @@ def test_composite_weights_by_precision_and_leaves_the_training_range():
     assert c["ridge"][0, 0] == pytest.approx(c["db"][0, 0] - 0.2 + 0.1 * 3)
     mb = 0.5 * c["pirt"][0, 0] + 0.5 * c["ridge"][0, 0]
     assert c["mb"][0, 0] == pytest.approx(mb)
-    g = 0.02**2 / (0.02**2 + c["se_db"][0, 0] ** 2)
-    assert c["weight_db"][0, 0] == pytest.approx(g)
+    # s2 = sigma^2 + kappa E[distance^2 outside [0, 1]] of N(db, se_db^2) (by quadrature here)
+    db, sd = c["db"][0, 0], c["se_db"][0, 0]
+    x = np.linspace(db - 12 * sd, db + 12 * sd, 200_001)
+    dens = np.exp(-0.5 * ((x - db) / sd) ** 2) / (sd * np.sqrt(2 * np.pi))
+    f = (np.maximum(x - 1.0, 0.0) ** 2 + np.maximum(-x, 0.0) ** 2) * dens
+    d2 = np.sum((f[1:] + f[:-1]) / 2 * np.diff(x))
+    s2 = 0.02**2 + 16.0 * d2
+    g = s2 / (s2 + sd**2)
+    assert c["weight_db"][0, 0] == pytest.approx(g, rel=1e-6)
     assert c["score"][0, 0] == pytest.approx(g * c["db"][0, 0] + (1 - g) * mb)
     # the same model outside a narrow training range: the design-based estimate takes over
     outside = make_stratified({"method": "composite", "sigma": 0.02, "pirt_weight": 0.5, "range": [0.1, 0.2],
@@ -89,13 +99,19 @@ def test_composite_weights_by_precision_and_leaves_the_training_range():
     assert outside["se"][0, 0] > c["se"][0, 0]
 
 
-def test_unanswered_anchors_fall_back_on_the_model_in_their_stratum():
+def test_an_unanswered_stratum_borrows_the_residuals_of_the_nearest_answered_one():
     est = make_stratified()
     full = est.components(np.array([[1.0, 0.0, 1.0, 1.0]]))
     part = est.components(np.array([[1.0, np.nan, np.nan, np.nan]]))
     p = expit(-np.linspace(-1.5, 1.5, 8))
-    # stratum 1 unanswered: its mass is predicted; stratum 0 has one residual
-    assert part["db"][0, 0] == pytest.approx(p.mean() + 0.5 * (1.0 - p[1]))
+    # stratum 1 unanswered: collapsed into stratum 0, whose one residual now corrects the model's
+    # prediction of both strata (mass 1/2 + 1/2)
+    assert part["db"][0, 0] == pytest.approx(p.mean() + 1.0 * (1.0 - p[1]))
+    # its variance: the one draw now stands for both strata (mass 1, one of 8 items drawn), and stratum
+    # 1's own mean residual may differ from stratum 0's (one more draw, mass 1/2); with no stratum of
+    # two answers to measure the spread, the model's per-draw variance mean p(1-p)
+    v0, v1 = np.mean(p[:4] * (1 - p[:4])), np.mean(p[4:] * (1 - p[4:]))
+    assert part["se_db"][0, 0] == pytest.approx(np.sqrt(1.0 * v0 / 1 * (1 - 1 / 8) + 0.25 * v1))
     assert part["irt"][0, 0] == pytest.approx(1.0)  # renormalised over the answered stratum
     assert part["se_db"][0, 0] > full["se_db"][0, 0]
     assert part["answered"][0, 0] == 1
@@ -354,3 +370,14 @@ def test_evaluate_answers_with_the_original_keys(tmp_path):
     assert set(out["alpaca_v2"]) >= {"score", "ci_low", "ci_high", "irt", "pirt", "gpirt"}
     with pytest.raises(ValueError, match="not 'tinyMMLU'"):
         evaluate([1.0, 0.0], "mmlu", source=tmp_path)
+
+
+def test_outside_distance2_is_the_expected_squared_distance_outside_the_range():
+    from builder.estimator import outside_distance2
+
+    # no uncertainty: the plain squared distance (0 inside)
+    assert outside_distance2(np.array([0.5, 1.2, -0.3]), 0.0, 0.0, 1.0) == pytest.approx([0.0, 0.04, 0.09])
+    # Monte Carlo of X ~ N(0.9, 0.1^2) outside [0.2, 0.95]
+    x = np.random.default_rng(0).normal(0.9, 0.1, 2_000_000)
+    mc = np.mean(np.maximum(x - 0.95, 0) ** 2 + np.maximum(0.2 - x, 0) ** 2)
+    assert outside_distance2(0.9, 0.1, 0.2, 0.95) == pytest.approx(mc, rel=0.01)

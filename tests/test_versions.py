@@ -115,7 +115,7 @@ def test_update_keeps_the_design_byte_for_byte(mmlu):
     assert "same 10 anchors in the same order and strata" in card and "| all | 20 |" in card
     assert design_changes(v1, v11) == [] and version_rule("1.0.0", "1.1.0", []) is None
     # the lm-eval task files record the design (lm-eval copies it into its results file)
-    assert e1.design_hash in (v11 / "lm_eval" / "tinyMMLU.yaml").read_text()
+    assert e1.design_hash in (v11 / "lm_eval" / "tinyMMLU_tb.yaml").read_text()  # lm-eval has a tinyMMLU: ours is suffixed
     # how it was built: what was kept, what was fitted again, where the new questions went
     assert ("Updated from version 1.0.0 (`--update-from`): its design kept as it was (the 70 examples, the 10 "
             "anchors" in card and "with 20 examples new since 1.0.0 in the IRT fit only" in card)
@@ -377,10 +377,11 @@ def test_full_rows_are_read_by_their_anchor_labels(mmlu, tmp_path):
     assert e11.estimate(row)["score"] == want
     frame = pd.DataFrame(m.scores[:3], columns=m.items, index=m.models[:3])
     got = [r["score"] for r in e11.estimate(frame)]
-    assert got[0] == want and len(got) == 3
+    # (a batch of rows and a single row may differ in the last bit: the estimator's arithmetic is vectorised)
+    assert got[0] == pytest.approx(want, abs=1e-12) and len(got) == 3
     with pytest.raises(ValueError, match="unknown item id 'model'"):  # a partial row must hold anchors only
         e11.estimate(frame[e11.anchor_ids[:5]].reset_index(names="model"))
-    assert e11.estimate(frame.reset_index(names="model"))[0]["score"] == want  # a full row: other labels ignored
+    assert e11.estimate(frame.reset_index(names="model"))[0]["score"] == got[0]  # a full row: other labels ignored
     # the CLI (builder estimate DIR TABLE) takes the same full rows and gives the same estimates
     frame.rename_axis("model").to_parquet(tmp_path / "full.parquet")
     table = estimate_table(mmlu["v11"], tmp_path / "full.parquet")
@@ -482,20 +483,21 @@ def test_lm_eval_offline_with_an_older_task_file_is_never_estimated_silently(tmp
              "--quiet"] for v in configs]
     folders = {v: tmp_path / f"rel{v}" / "tinyWMDP_bio" for v in configs}
 
-    def lm_eval(version, out, env):
+    def lm_eval(version, out, env, check=True):
         proc = subprocess.run([LM_EVAL_PYTHON, "-m", "lm_eval", "--model", "dummy", "--include_path",
                                str(folders[version] / "lm_eval"), "--tasks", "tinyWMDP_bio", "--log_samples",
                                "--output_path", str(tmp_path / out)], env=env, capture_output=True, text=True,
                               timeout=900, cwd=tmp_path)
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        return tmp_path / out
+        assert not check or proc.returncode == 0, proc.stderr[-3000:]
+        return tmp_path / out, proc
 
     with HubServer() as hub:
         assert run_in_client(hub.client_env(tmp_path / "hf_home"), hub_clients.release_cli, runs,
                              fake=False).result["codes"] == [0, 0]
         env = hub.client_env(tmp_path / "hf_consumer")
-        online = {v: lm_eval(v, f"online{v}", env) for v in configs}
-    offline = lm_eval("1.0.0", "offline", {**env, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"})
+        online = {v: lm_eval(v, f"online{v}", env)[0] for v in configs}
+    offline, proc = lm_eval("1.0.0", "offline", {**env, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"},
+                            check=False)
     e1, e2 = (TinyEstimator.load(folders[v]) for v in configs)
     assert e1.anchor_ids != e2.anchor_ids
     # lm-eval records the task file's design hash and version in its results file
@@ -510,6 +512,10 @@ def test_lm_eval_offline_with_an_older_task_file_is_never_estimated_silently(tmp
         assert rows_run(online[v]) == sorted(est.anchor_ids)
         frame, _ = estimate_from_logs(folders[v], online[v])
         assert len(frame) == 1 and 0 <= frame["score"][0] <= 1
+    if proc.returncode != 0:  # the task file's own scoring (tiny_utils) refused another release's rows in lm-eval
+        assert "is the task file from another release?" in proc.stderr, proc.stderr[-3000:]
+        print("offline lm-eval with v1.0.0's task file was served other rows: refused inside lm-eval")
+        return
     ran = rows_run(offline)
     assert ran in (sorted(e1.anchor_ids), sorted(e2.anchor_ids))
     if ran == sorted(e1.anchor_ids):

@@ -37,6 +37,7 @@ from builder import layout
 from builder.registry import BenchmarkSpec, get_benchmark, normalization, subscenario_weights
 from builder.dataset.cards import CardInputs, write_card_files
 from builder.dataset.options import BuildOptions
+from builder.dataset.harness_tasks import check_task_names, task_name
 from builder.dataset.content import load_content, local_tiny_content, match_content, source_content
 from builder.model import extend_estimator, fit_estimator
 from builder.read import ResponseMatrix, subscenario_of
@@ -101,6 +102,9 @@ def build_benchmark(
     options.anchors_for(spec.anchors)
     out = Path(out)
     layout.check_replaceable(out)  # fail before the fit, not after it
+    # our lm-eval task names must not replace lm-eval's own tasks (a custom name is checked against
+    # the lm-eval installed here, if any; the registered ones carry TASK_SUFFIX)
+    check_task_names([n for n in (task_name(c) for c in spec.configs) if n], installed=spec.custom is not None)
     kept = read_design(update_from, spec.name) if update_from is not None else None
     if kept is not None and options.anchors is None and kept.anchors_per_config() is not None:
         # the kept design's anchors per config (also what a config added to a bundle gets)

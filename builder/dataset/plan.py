@@ -21,7 +21,7 @@ from builder.dataset.cards import CardInputs
 from builder.dataset.options import BuildOptions
 from builder.errors import BuildError
 from builder.dataset.content import ID_COLUMNS, IDS_ONLY, INPUT_COLUMN, ContentTable, fewshot_split, logged_prompts
-from builder.dataset.harness_tasks import task_files
+from builder.dataset.harness_tasks import row_keys, task_files, task_name
 from builder.layout import (DATASET_FORMAT, ITEM_ID_COLUMN, MANIFEST_SCHEMA_VERSION, POOL_SPLIT, config_anchor_ids,
                             config_design_hash, config_item_ids, data_path, dataset_design_hash, to_jsonable)
 from builder.read import ResponseMatrix
@@ -91,6 +91,7 @@ def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[Estimat
     estimators = []
     data = []
     anchors_of: dict[str, list[str]] = {}
+    row_ids: dict[str, tuple] = {}  # config -> (key column, row keys, anchor ids): the task files' table
     for fit in fits:
         est = fit.estimator
         estimators.append({"path": fit.path, "configs": [c.name for c in fit.configs],
@@ -123,10 +124,14 @@ def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[Estimat
                 table = with_item_ids(c, table, ids)
                 rel = data_path(c.name, split)
                 data.append(DataFile(rel, table))
+                if split == c.tiny_split and task_name(c) and contents[(c.name, split)].source.get("kind") != IDS_ONLY:
+                    key, keys = row_keys(table.to_pylist(), c.item_id_column)
+                    row_ids[c.name] = (key, keys, anchors)
                 splits[split] = {"path": rel, "rows": table.num_rows, "columns": table.column_names}
             configs_info[c.name] = {
                 "scenario": c.scenario, "tiny_split": c.tiny_split, "splits": splits,
-                "pool_split": POOL_SPLIT, "estimator": fit.path, "harness_task": c.harness_task,
+                "pool_split": POOL_SPLIT, "estimator": fit.path, "harness_task": task_name(c),
+                **({"harness_builtin_task": c.harness_task} if task_name(c) != c.harness_task else {}),
                 "harness_metric": getattr(c, "harness_metric", None),
                 "harness_metric_alternatives": list(getattr(c, "harness_metric_alternatives", ()) or ()),
                 "renderer": c.renderer,
@@ -179,7 +184,7 @@ def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[Estimat
     if previous:
         manifest["previous"] = dict(previous)
     texts = task_files(spec, {n: i for n, i in configs_info.items() if n not in missing}, manifest["repo_id"],
-                       manifest["tag"], manifest["version"], design)
+                       manifest["tag"], manifest["version"], row_ids, design)
     if texts:
         manifest["harness_tasks"] = sorted(texts)
     manifest = to_jsonable(manifest)

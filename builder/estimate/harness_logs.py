@@ -35,6 +35,7 @@ import pandas as pd
 
 from builder.estimate.tables import one_blas_thread, resolve_folder
 from builder.estimator import TinyEstimator
+from builder.dataset import ANCHOR_MEAN
 from builder.layout import ITEM_ID_COLUMN, config_anchor_ids, estimator_folder, is_dataset_folder, read_manifest
 from builder.read import SourceError
 from builder.read import doc_index, iter_records, read_json, walk_files
@@ -53,6 +54,7 @@ class _Target:
     task: str | None
     metric: str | None  # per-sample metric in the logs (None: the reader's default for the task)
     alternatives: tuple[str, ...]  # read when the records lack ``metric`` (they score the same there)
+    aliases: tuple[str, ...]  # other tasks whose logs answer the same rows (lm-eval's own tiny task)
     rows: list[dict] | None  # tiny split rows (None: no data, match by doc_id only)
     estimator_key: str
     anchor_index: list[int]  # row r -> index into the estimator's anchor_ids
@@ -81,7 +83,7 @@ def _targets(folder: Path, task: str | None) -> tuple[dict[str, TinyEstimator], 
 
     if not is_dataset_folder(folder):  # a folder written by `builder fit`: rows = anchors
         est = TinyEstimator.load(folder)
-        return {"": est}, [_Target("", task, None, (), None, "", list(range(len(est.anchor_ids))))]
+        return {"": est}, [_Target("", task, None, (), (), None, "", list(range(len(est.anchor_ids))))]
     manifest = read_manifest(folder)
     estimators: dict[str, TinyEstimator] = {}
     targets = []
@@ -99,10 +101,17 @@ def _targets(folder: Path, task: str | None) -> tuple[dict[str, TinyEstimator], 
         if len(rows) != len(anchors):
             raise ValueError(f"{folder}: config {name!r} has {len(rows)} rows but {len(anchors)} anchors")
         t = c.get("harness_task")
+        aliases = tuple(a for a in (c.get("harness_builtin_task"),) if a)
         if task is not None:
-            t = task if len(configs) == 1 else (t if t == task else None)
-        targets.append(_Target(name, t, c.get("harness_metric"), tuple(c.get("harness_metric_alternatives") or ()),
-                               rows, key, [pos[a] for a in anchors], str(manifest.get("name") or ""),
+            if len(configs) == 1:
+                t, aliases = task, ()
+            else:
+                t, aliases = (task, ()) if task in (t, *aliases) else (None, ())
+        # our task files log the row's value as ANCHOR_MEAN; lm-eval's own tasks as the metric
+        alternatives = tuple(dict.fromkeys(m for m in (c.get("harness_metric"), *(c.get("harness_metric_alternatives")
+                                                                                 or ())) if m))
+        targets.append(_Target(name, t, ANCHOR_MEAN if t else None, alternatives, aliases, rows, key,
+                               [pos[a] for a in anchors], str(manifest.get("name") or ""),
                                manifest.get("version"), design.get(name), c.get("source_task") or None,
                                f"{c['scenario']}." if len(est.scenarios) > 1 else ""))
     if task is not None and not any(t.task == task for t in targets):
@@ -218,15 +227,15 @@ def _results_by_ts(d: Path) -> dict[str, dict]:
 
 
 def _metric_of(path: Path, target: _Target) -> str | None:
-    """The config's metric, or the first of its alternatives the records hold when they lack it
-    (lm-eval writes only the metrics its task YAML lists)."""
-    if not target.alternatives:
-        return target.metric
+    """The first of the config's metrics the records hold: ``anchor_mean`` (our task files), then
+    the config's metric and its alternatives (lm-eval writes only the metrics its task YAML lists:
+    lm-eval's own tiny tasks ``acc_norm``, their later versions ``acc``); else the config's metric
+    (None: the reader's default for the task)."""
     first = next((rec for _, rec in iter_records(path)), None) or {}
     for m in (target.metric, *target.alternatives):
-        if m in first:
+        if m and m in first:
             return m
-    return target.metric
+    return target.alternatives[0] if target.alternatives else None
 
 
 def _docs(path: Path) -> dict[int, Any]:
@@ -251,13 +260,14 @@ def _logged_design(results: dict | None, task: str) -> tuple[str | None, str | N
     return (str(v) if v is not None else None), (str(h) if isinstance(h, str) else None)
 
 
-def _match(t: _Target, path: Path, results: dict | None) -> tuple[dict[int, int], list[str]]:
+def _match(t: _Target, path: Path, results: dict | None, task: str) -> tuple[dict[int, int], list[str]]:
     """:func:`match_rows` for one samples file, with the design the run's task file records:
     results of another design are refused naming both versions; rows served from another
     revision than the task file pinned (offline, ``datasets`` serves the newest cached one) are
-    told apart from a task file of another version."""
+    told apart from a task file of another version. ``task``: the task that ran (``t.task`` or
+    one of its aliases), whose entry of the results file records the design."""
     where = str(path)
-    logged_v, logged_h = _logged_design(results, t.task or "")
+    logged_v, logged_h = _logged_design(results, task)
     mine = f"{t.benchmark} {t.version}" if t.version else (t.benchmark or "this tiny dataset")
     theirs = f"{t.benchmark} {logged_v}" if logged_v else "another version"
     other = logged_h is not None and t.design is not None and logged_h != t.design
@@ -304,7 +314,7 @@ def read_log_scores(folder: str | os.PathLike, logs: str | os.PathLike, task: st
     if version is not None:
         for est in estimators.values():
             est.design_of(version)
-    tasks = {t.task for t in targets if t.task}
+    tasks = {name for t in targets if t.task for name in (t.task, *t.aliases)}
     if targets[0].rows is None:  # a `builder fit` folder: logs of the full task, items named as `ingest` does
         return _read_full_task_logs(estimators[""], logs, task, metric, filter)
     dirs = _log_dirs(logs, tasks)
@@ -329,17 +339,17 @@ def read_log_scores(folder: str | os.PathLike, logs: str | os.PathLike, task: st
         for t in targets:
             if t.task is None:  # a config without an lm-eval task: no logs to read
                 continue
-            runs = sorted(dirs[d].get(t.task, []))
+            runs = sorted((ts, path, name) for name in (t.task, *t.aliases) for ts, path in dirs[d].get(name, []))
             if not runs:
                 continue
-            ts, path = runs[-1]
+            ts, path, name = runs[-1]
             if len(runs) > 1:
-                notes.append(f"{model}: {t.task}: {len(runs)} runs, using the newest ({ts})")
-            block, bnotes = read_samples_file(path, t.task, t.task, "", metric or _metric_of(path, t), filter,
+                notes.append(f"{model}: {t.task}: {len(runs)} runs, using the newest ({name}, {ts})")
+            block, bnotes = read_samples_file(path, name, name, "", metric or _metric_of(path, t), filter,
                                               results.get(ts))
             notes.extend(f"{model}: {n}" for n in bnotes)
             where = f"{path}"
-            mapping, mnotes = _match(t, path, results.get(ts))
+            mapping, mnotes = _match(t, path, results.get(ts), name)
             notes.extend(mnotes)
             n_rows = len(t.anchor_index)
             doc_ids = block.index if block.index is not None else np.arange(len(block.scores))

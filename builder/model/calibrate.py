@@ -10,6 +10,8 @@ import numpy as np
 from scipy.stats import norm
 from scipy.stats import t as t_dist
 
+from builder.estimator import composite, partial_sigma
+
 LAMBDA_GRID = np.round(np.linspace(0.0, 1.0, 21), 2)
 
 
@@ -62,3 +64,33 @@ def coverage(estimate, half_width, truth) -> float:
     """Share of ``truth`` inside ``estimate ± half_width``."""
     estimate, half_width, truth = (np.asarray(x, dtype=np.float64) for x in (estimate, half_width, truth))
     return float(np.mean(np.abs(estimate - truth) <= half_width))
+
+
+def model_part_scale(sets, a: float, p: dict, n_models, n_anchors, confidence: float = 0.95) -> float:
+    """The factor c on the model-based error part such that the composite's intervals cover
+    ``confidence`` of the out-of-fold truths in every set of estimates (full runs; partial
+    runs) (smallest such c on a grid, at least 0.25), widened by Student's t for the number of
+    models it was measured on."""
+    z = norm.ppf(0.5 + confidence / 2)
+    grid = np.exp(np.linspace(np.log(0.25), np.log(20.0), 250))
+    c = float(grid[-1])
+    for cand in grid:
+        good = True
+        for get, truth in sets:
+            mb = a * get["pirt"] + (1 - a) * get["ridge"]
+            score, se, _ = scenario_composite(get["db"], get["se_db"], mb, p, cand, get["answered"], n_anchors)
+            if np.mean(np.abs(np.clip(score, 0.0, 1.0) - truth) <= z * se) < confidence:
+                good = False
+                break
+        if good:
+            c = float(cand)
+            break
+    dof = max(int(n_models), 1)
+    return c * float(t_dist.ppf(0.5 + confidence / 2, dof)) / z
+
+
+def scenario_composite(db, se_db, mb, p: dict, scale: float, answered=None, n_anchors: float = 0.0):
+    """:func:`~builder.estimator.composite` with one scenario's settings."""
+    sigma = p["sigma"] if answered is None else partial_sigma(p["sigma"], p.get("sigma_partial", 0.0), answered,
+                                                              n_anchors)
+    return composite(db, se_db, mb, sigma, p["range"][0], p["range"][1], p["kappa"], scale)

@@ -203,7 +203,7 @@ def extend_estimator(previous: TinyEstimator, matrix: ResponseMatrix, *, n_ancho
         perm = rng.permutation(n)
         folds = ([np.sort(perm[:max(2, int(round(validation_fraction * n)))])] if n_folds == 1
                  else [np.sort(f) for f in np.array_split(perm, int(n_folds))])
-        keys = ("irt", "se_irt", "pirt", "se_pirt", "db", "se_db", "ridge")
+        keys = ("irt", "se_irt", "pirt", "se_pirt", "db", "se_db", "ridge", "answered")
         oof = {key: np.full((n, len(order)), np.nan) for key in keys}
         held = np.zeros(n, dtype=bool)
         for val in tqdm(folds, desc="extend", disable=not progress, file=sys.stderr):
@@ -215,9 +215,12 @@ def extend_estimator(previous: TinyEstimator, matrix: ResponseMatrix, *, n_ancho
         hr = np.flatnonzero(held)
         truth = truth_all[hr]
         oof = {key: v[hr] for key, v in oof.items()}
+        k_s = np.bincount(np.asarray(idx)[anchors.positions], minlength=len(order))  # anchors per scenario
+        oof["n_anchors"] = k_s.astype(np.float64)
         params = dict(old_params)
         for s in new_s:
-            params[order[s]] = fitting._calibrate(oof, truth, s, len(hr), "stratified", float(kappa), truth_all[:, s])
+            params[order[s]] = fitting._calibrate(oof, truth, s, len(hr), "stratified", float(kappa), truth_all[:, s],
+                                                  n_anchors=float(k_s[s]))
         est = fitted(np.arange(n))
         for s in new_s:
             name = order[s]
@@ -234,7 +237,7 @@ def extend_estimator(previous: TinyEstimator, matrix: ResponseMatrix, *, n_ancho
         report["table"] = table
         new_names = [order[s] for s in new_s]
         oof_cols = [order.index(s) for s in new_names]
-        report["oof"] = fitting.oof_arrays({key: v[:, oof_cols] for key, v in oof.items()}, truth[:, oof_cols],
+        report["oof"] = fitting.oof_arrays({key: v[..., oof_cols] for key, v in oof.items()}, truth[:, oof_cols],
                                            params, new_names, [models[both[i]] for i in hr])
         report.update(n_models=int(n), n_items=int(len(pb.items)), n_folds=len(folds),
                       n_validation_models=int(len(hr)), n_dims=int(previous.n_dims), design="stratified",

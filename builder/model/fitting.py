@@ -33,11 +33,12 @@ from scipy.stats import norm, spearmanr
 from builder import __version__
 from builder.errors import BuildError
 from builder.model.anchors import AnchorSet, balance_weights, cluster_anchors, random_anchors, stratified_anchors
-from builder.model.calibrate import choose_lambda, coverage, interval_scale
+from builder.model.calibrate import choose_lambda, coverage, interval_scale, model_part_scale, scenario_composite
 from builder.model.design import fixed_design, re_estimates
-from builder.estimator import TinyEstimator, composite, gp_blend
+from builder.estimator import TinyEstimator, gp_blend
 from builder.model.irt import IRTModel
 from builder.model.memory import keep_freed_blocks
+from builder.model.partial import fit_growth, partial_components, partial_masks
 from builder.progress import bar
 from builder.params import ANCHORS, DESIGN, DIMS, N_SEEDS, SEED, check_binarize
 from builder.read import CompactScores, ResponseMatrix, row_chunks
@@ -50,6 +51,10 @@ MIX_GRID = tuple(np.round(np.linspace(0.0, 1.0, 11), 2))
 #: the model-based error's growth outside the training score range (s2 = sigma^2 + kappa d^2);
 #: chosen on the development protocol (nested splits of training models only)
 DEFAULT_KAPPA = 16.0
+#: slope of the model's prediction in the design-based estimate (``design_slope``): 0.5 averages
+#: the IRT-corrected (AIPW) estimate with the plain stratified mean (any fixed slope is unbiased
+#: under the design); chosen on the development protocol
+DESIGN_SLOPE = 0.5
 
 
 @dataclass
@@ -125,6 +130,8 @@ class _Problem:
 def _estimator(pb: _Problem, irt: IRTModel, anchors: AnchorSet, params=None, ridge_coef=None,
                metadata=None) -> TinyEstimator:
     mean, cov = irt.ability_prior()
+    if params is None and pb.design == "stratified":
+        params = {name: {"design_slope": DESIGN_SLOPE} for name in pb.scen_names}
     N = len(pb.items)  # an IRT fit may hold IRT-only items after the design's: not in the estimator
     return TinyEstimator(
         item_ids=pb.items, anchor_positions=anchors.positions, anchor_weights=anchors.weights,  # type: ignore[arg-type]  # arrays: any array-like
@@ -421,8 +428,9 @@ def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progre
         folds = [np.sort(perm[:n_val])]
     else:
         folds = [np.sort(f) for f in np.array_split(perm, n_folds)]
-    keys = ("irt", "se_irt", "pirt", "se_pirt", "db", "se_db", "ridge")
+    keys = ("irt", "se_irt", "pirt", "se_pirt", "db", "se_db", "ridge", "answered")
     oof = {key: np.full((n, S), np.nan) for key in keys}
+    part: dict = {key: [] for key in keys + ("model",)}
     held = np.zeros(n, dtype=bool)
     fold_irt = None
     for r, val in enumerate(folds):
@@ -432,14 +440,26 @@ def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progre
         comp = est_r.components(Y.dense(val, anchors_r.positions))
         for key in keys:
             oof[key][val] = comp[key]
+        if pb.design == "stratified":  # the same models on partial runs (builder.model.partial)
+            masks, owner = partial_masks(pb.scen_idx[anchors_r.positions], len(val), seed + r)
+            pc = partial_components(est_r, Y.dense(val, anchors_r.positions), masks, owner, keys)
+            for key in keys:
+                part[key].append(pc[key])
+            part["model"].append(val[owner])
         held[val] = True
         steps.update()
     rows = np.flatnonzero(held)
     truth = truth_all[rows]
     oof = {key: v[rows] for key, v in oof.items()}
+    joined = {key: np.concatenate(v) for key, v in part.items()} if part["model"] else None
+    part_truth = truth_all[joined["model"]] if joined is not None else None
+    k_s = np.bincount(pb.scen_idx[anchors.positions] if anchors is not None else np.zeros(0, int), minlength=S)
+    if anchors is not None:
+        oof["n_anchors"] = k_s.astype(np.float64)
     # --- 5. calibration on the out-of-fold estimates
     steps.set_postfix_str("calibration")
-    params = {name: _calibrate(oof, truth, s, len(rows), pb.design, kappa, truth_all[:, s])
+    params = {name: _calibrate(oof, truth, s, len(rows), pb.design, kappa, truth_all[:, s], joined, part_truth,
+                               float(k_s[s]))
               for s, name in enumerate(pb.scen_names)}
     report = validation_report(Y.view(rows), truth, oof, params, pb, pb.k, seed)
     report["oof"] = oof_arrays(oof, truth, params, pb.scen_names, [models[i] for i in rows])
@@ -472,19 +492,21 @@ def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progre
 
 
 def _calibrate(oof: dict, truth: np.ndarray, s: int, n_models: int, design: str, kappa: float,
-               all_truth: np.ndarray) -> dict:
+               all_truth: np.ndarray, part: dict | None = None, part_truth: np.ndarray | None = None,
+               n_anchors: float = 0.0) -> dict:
     """One scenario's settings from its out-of-fold estimates.
 
     * ``lambda``: gp-IRT's weight of irt (MAE-best on a grid, the original);
     * ``pirt_weight``: share of p-IRT in the model-based estimate (MAE-best on a grid);
     * ``sigma``: root-mean-square error of the model-based estimate;
+    * ``sigma_partial``: how that error grows on the partial runs (:func:`fit_growth`);
     * ``range``: the training models' score range (all of them);
     * ``interval_scale``: the factor on the model-based error (composite) or on gp-IRT's
       error such that the out-of-fold 95% intervals cover, widened by Student's t.
     """
     t = truth[:, s]
     ok = np.isfinite(t)
-    get = {key: v[ok, s] for key, v in oof.items()}
+    get = {key: v[ok, s] for key, v in oof.items() if key != "n_anchors"}
     t = t[ok]
     lam = choose_lambda(get["irt"], get["pirt"], t) if ok.any() else 0.5
     finite = all_truth[np.isfinite(all_truth)]
@@ -498,32 +520,18 @@ def _calibrate(oof: dict, truth: np.ndarray, s: int, n_models: int, design: str,
                                        for a in MIX_GRID]))])
     mb = a * get["pirt"] + (1 - a) * get["ridge"]
     sigma = float(np.sqrt(np.mean((mb - t) ** 2))) if t.size else 0.0
-    out.update(method="composite", pirt_weight=a, sigma=min(sigma, 1.0))
-    out["interval_scale"] = _model_part_scale(get["db"], get["se_db"], mb, out, t, n_models)
+    out.update(method="composite", pirt_weight=a, sigma=min(sigma, 1.0), design_slope=DESIGN_SLOPE)
+    sets = [(get, t)]
+    if part is not None and part_truth is not None:
+        pt = part_truth[:, s]
+        pok = np.isfinite(pt) & (part["answered"][:, s] > 0)
+        pget = {key: v[pok, s] for key, v in part.items() if key != "model"}
+        pt = pt[pok]
+        pmb = a * pget["pirt"] + (1 - a) * pget["ridge"]
+        out["sigma_partial"] = fit_growth((pmb - pt) ** 2, pget["answered"], n_anchors, min(sigma, 1.0))
+        sets.append((pget, pt))
+    out["interval_scale"] = model_part_scale(sets, a, out, n_models, n_anchors)
     return out
-
-
-def _model_part_scale(db, se_db, mb, p: dict, truth, n_models, confidence: float = 0.95) -> float:
-    """The factor c on the model-based error part such that the composite's intervals cover
-    ``confidence`` of the out-of-fold truths (smallest such c on a grid, at least 0.25),
-    widened by Student's t for the number of models it was measured on."""
-    from scipy.stats import t as t_dist
-
-    z = norm.ppf(0.5 + confidence / 2)
-    grid = np.exp(np.linspace(np.log(0.25), np.log(20.0), 250))
-    c = float(grid[-1])
-    for cand in grid:
-        score, se, _ = _scenario_composite(db, se_db, mb, p, cand, z)
-        if np.mean(np.abs(score - truth) <= z * se) >= confidence:
-            c = float(cand)
-            break
-    dof = max(int(n_models), 1)
-    return c * float(t_dist.ppf(0.5 + confidence / 2, dof)) / z
-
-
-def _scenario_composite(db, se_db, mb, p: dict, scale: float, z: float = float(norm.ppf(0.975))):
-    """:func:`~builder.estimator.composite` with one scenario's settings."""
-    return composite(db, se_db, mb, p["sigma"], p["range"][0], p["range"][1], p["kappa"], scale, z)
 
 
 def _mb(oof: dict, s: int, p: dict) -> np.ndarray:
@@ -537,8 +545,10 @@ def scored(oof: dict, params: dict, scen_names) -> tuple[np.ndarray, np.ndarray]
     for s, name in enumerate(scen_names):
         p = params[name]
         if p["method"] == "composite":
-            score[:, s], se[:, s], _ = _scenario_composite(oof["db"][:, s], oof["se_db"][:, s], _mb(oof, s, p), p,
-                                                           p["interval_scale"])
+            score[:, s], se[:, s], _ = scenario_composite(
+                oof["db"][:, s], oof["se_db"][:, s], _mb(oof, s, p), p, p["interval_scale"],
+                answered=oof["answered"][:, s] if "n_anchors" in oof else None,
+                n_anchors=oof["n_anchors"][s] if "n_anchors" in oof else 0.0)
         else:
             score[:, s], se_gp = gp_blend(oof["irt"][:, s], oof["pirt"][:, s], oof["se_irt"][:, s],
                                           oof["se_pirt"][:, s], p["lambda"])

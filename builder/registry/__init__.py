@@ -14,11 +14,11 @@ from builder.registry.benchmarks import (
 from builder.registry.prompts import FULL_SPLIT_RENDERERS, harness_v1_order, render_split
 from builder.registry.leaderboard_v2 import normalization, subscenario_weights
 from builder.registry.prompts_v2 import bbh_choices, bbh_subtasks
-from builder.registry.specs import SpecError, load_spec_file, spec_from_mapping
+from builder.registry.specs import HARNESS_METRICS, LM_EVAL_TINY_TASKS, SpecError, load_spec_file, spec_from_mapping
 
 __all__ = [
     "REGISTRY", "BenchmarkSpec", "ConfigSpec", "get_benchmark", "get_by_original", "size_category", "POLO2024_BIBTEX",
     "FULL_SPLIT_RENDERERS", "render_split", "harness_v1_order",
     "normalization", "subscenario_weights", "bbh_choices", "bbh_subtasks",
-    "SpecError", "load_spec_file", "spec_from_mapping",
+    "SpecError", "load_spec_file", "spec_from_mapping", "HARNESS_METRICS", "LM_EVAL_TINY_TASKS",
 ]

@@ -56,9 +56,17 @@ from builder.params import ANCHORS
 from builder.registry.benchmarks import REGISTRY, BenchmarkSpec, ConfigSpec, validate_spec
 from builder.registry.prompts import template_problems
 
-__all__ = ["SpecError", "load_spec_file", "spec_from_mapping", "HARNESS_OUTPUT_TYPES"]
+__all__ = ["SpecError", "load_spec_file", "spec_from_mapping", "HARNESS_OUTPUT_TYPES", "HARNESS_METRICS",
+           "LM_EVAL_TINY_TASKS"]
 
 HARNESS_OUTPUT_TYPES = ("multiple_choice", "generate_until", "loglikelihood")
+#: the per-row metrics the task files score a row by (as lm-eval does), per output type
+HARNESS_METRICS = {"multiple_choice": ("acc", "acc_norm"), "loglikelihood": ("acc",),
+                   "generate_until": ("exact_match",)}
+#: lm-eval's own tiny tasks and group (0.4.x, ``lm_eval/tasks/tinyBenchmarks``): a task of ours with one
+#: of these names would replace lm-eval's (silently before lm-eval 0.4.12)
+LM_EVAL_TINY_TASKS = ("tinyArc", "tinyBenchmarks", "tinyGSM8k", "tinyHellaswag", "tinyMMLU", "tinyTruthfulQA",
+                      "tinyTruthfulQA_mc1", "tinyWinogrande")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}$")
 
 
@@ -104,10 +112,16 @@ def _harness(data: Any, name: str, has_prompt: bool, where: str) -> tuple[str, s
         raise SpecError(f"{where}: unknown key(s) {bad} (known: {sorted(_HARNESS_KEYS)})")
     task = _str(data, "task", where, default=name)
     _plain(task, "task", where)  # lm_eval/<task>.yaml
-    metric = _str(data, "metric", where, default="acc")
+    if task in LM_EVAL_TINY_TASKS:
+        raise SpecError(f"{where}: task {task!r} is one of lm-evaluation-harness's own tasks (lm-eval would run "
+                        "one of the two without saying which); choose another with task = \"<name>\"")
     output_type = _str(data, "output_type", where, default="multiple_choice")
     if output_type not in HARNESS_OUTPUT_TYPES:
         raise SpecError(f"{where}: output_type must be one of {', '.join(HARNESS_OUTPUT_TYPES)}, got {output_type!r}")
+    allowed = HARNESS_METRICS[output_type]
+    metric = _str(data, "metric", where, default=allowed[0])
+    if metric not in allowed:
+        raise SpecError(f"{where}: metric of a {output_type} task must be one of {', '.join(allowed)}, got {metric!r}")
     doc_to_text = _str(data, "doc_to_text", where, default="{{input_formatted}}" if has_prompt else None)
     if doc_to_text is None:
         raise SpecError(f"{where}: doc_to_text is required without a prompt template")
