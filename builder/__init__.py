@@ -9,8 +9,8 @@ Data flows one way, one folder of the package per stage::
     release/   a release config        -> validated folders, one commit + tag per Hub repository
     estimate/  score tables, lm-eval logs of a tiny task -> estimated full scores
 
-over a small kernel that every stage may use: ``estimator.py`` (standalone, uploaded next to
-the data), ``layout.py`` (the folder format), ``files.py`` (atomic outputs) and ``errors.py``.
+over a small kernel that every stage may use: ``estimator.py`` and ``adaptive.py`` (standalone,
+uploaded next to the data: the estimator and its adaptive-evaluation session), ``layout.py`` (the folder format), ``files.py`` (atomic outputs) and ``errors.py``.
 ``cli/`` is the command line and ``bench/`` the benchmark scripts.
 
 The names below are the public API; each is loaded on first use, so ``import builder`` (and
@@ -29,6 +29,7 @@ _API = {
     "TinybenchError": "builder.errors",
     "BuildError": "builder.errors",
     "TinyEstimator": "builder.estimator",
+    "AdaptiveSession": "builder.adaptive",
     "ResponseMatrix": "builder.read",
     "ingest": "builder.read",
     "simulate_responses": "builder.read",
@@ -44,6 +45,7 @@ _API = {
     "run_release": "builder.release",
     "estimate_table": "builder.estimate",
     "estimate_from_logs": "builder.estimate",
+    "run_adaptive": "builder.estimate",
 }
 
 __all__ = ["__version__", *_API]

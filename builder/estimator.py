@@ -10,9 +10,14 @@ Usage::
 
     from estimator import TinyEstimator
     est = TinyEstimator.load("path/to/tinyMMLU")        # or TinyEstimator.from_hub(...)
-    est.estimate([1, 0, 1, ...])                        # k scores in est.anchor_ids order
-    est.estimate({"abstract_algebra.12": 1.0, ...})     # any subset of the anchors
+    est.estimate([1, 0, 1, ...], version="1.0.0")      # k scores in est.anchor_ids order, made against 1.0.0
+    est.estimate({"abstract_algebra.12": 1.0, ...})     # any subset of the anchors (or a full row), by item id
     est.estimate(matrix)                                 # 2-D: one result per row
+    s = est.adaptive(budget=200, seed=0)                 # adaptive evaluation over ALL items (adaptive.py)
+
+``version=`` declares the tiny dataset version (or design hash, :attr:`TinyEstimator.design_hash`)
+the results were made against: results of another design are refused naming both versions; this
+version and the earlier ones whose design it keeps (``metadata.re_estimates``) are accepted.
 
 Each result maps ``score`` (the estimate to read) with ``ci_low``..``ci_high`` (its 95%
 interval) and ``se``, the components ``irt`` (anchor-weighted mean), ``pirt``
@@ -59,6 +64,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import zipfile
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -73,6 +79,10 @@ JSON_NAME = "estimator.json"
 NPZ_NAME = "irt_parameters.npz"
 MANIFEST_NAME = "manifest.json"
 SIDE_FILES = (JSON_NAME, NPZ_NAME)
+#: the standalone adaptive-evaluation session (:meth:`TinyEstimator.adaptive`), shipped next to this file
+ADAPTIVE_NAME = "adaptive.py"
+#: the API version of adaptive.py this file works with
+ADAPTIVE_API = 1
 #: Hub organisation of the released tiny benchmarks (the default source of :func:`evaluate`)
 HUB_ORG = "tinyBenchmarks"
 #: the original package's ``evaluate(y, bench)`` names -> tiny dataset repository
@@ -135,6 +145,9 @@ class TinyEstimator:
     metadata : mapping, optional
         Free-form build information (benchmark name, version, validation table).
     """
+
+    #: adaptive.py of the folder this estimator was loaded from (used when none sits next to this file)
+    _adaptive_fallback: Path | None = None
 
     def __init__(
         self,
@@ -233,6 +246,9 @@ class TinyEstimator:
             raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
         self.confidence = float(confidence)
         self.metadata = dict(metadata or {})
+        self._root: Path | None = None  # the folder (or Hub snapshot) it was loaded from: tiny_split() reads it
+        self._source: tuple[str, str | None] | None = None  # (repo_id, commit) when loaded from the Hub
+        self._hub_kwargs: dict = {}
         self._prepare()
 
     @property
@@ -243,6 +259,10 @@ class TinyEstimator:
     # ----------------------------------------------------------- derived data
     def _prepare(self) -> None:
         N, S, k = len(self.item_ids), len(self.scenarios), len(self.anchor_positions)
+        self._designs = _known_designs(self.metadata)
+        for d in self._designs:
+            if d["anchor_ids"] is not None and set(d["anchor_ids"]) - set(self.item_ids):
+                raise ValueError(f"metadata.re_estimates: version {d['version']} has anchors that are not items")
         self.anchor_ids = [self.item_ids[p] for p in self.anchor_positions]
         self._anchor_index = {a: i for i, a in enumerate(self.anchor_ids)}
         self._item_set = set(self.item_ids)
@@ -390,6 +410,10 @@ class TinyEstimator:
             raise ValueError(f"{json_path}: anchor_ids disagree with the anchor positions in {npz_path.name}")
         if not isinstance(est.metadata, dict):
             raise ValueError(f"{json_path}: field 'metadata' must be an object")
+        # the dataset folder (its manifest lists the tiny splits): this one, or the parent of
+        # a per-config estimator
+        est._root = next((f for f in (folder, folder.parent) if (f / MANIFEST_NAME).is_file()), None)
+        est._adaptive_fallback = folder / ADAPTIVE_NAME  # used only when no adaptive.py sits next to this file
         return est
 
     @classmethod
@@ -419,7 +443,8 @@ class TinyEstimator:
         where = f"{repo_id}@{revision or 'main'}"
         snapshot = Path(snapshot_download(
             repo_id, repo_type="dataset", revision=revision, cache_dir=cache_dir, token=token,
-            allow_patterns=sorted({MANIFEST_NAME, prefix + MANIFEST_NAME, *(prefix + n for n in SIDE_FILES)}),
+            allow_patterns=sorted({MANIFEST_NAME, prefix + MANIFEST_NAME, ADAPTIVE_NAME,
+                                   *(prefix + n for n in SIDE_FILES)}),
         ))
         folder = snapshot / prefix if prefix else snapshot
         # the release's manifest sits at the root (paths relative to the root); a subfolder
@@ -437,36 +462,77 @@ class TinyEstimator:
         expected = manifest.get("files") if isinstance(manifest, dict) else None
         if not isinstance(expected, dict):
             raise ValueError(f"{where}: {MANIFEST_NAME} has no \"files\" table")
-        for name in SIDE_FILES:
-            path = folder / name
+        # the side files (required) and adaptive.py at the root (releases before it have none)
+        checks = [(folder / n, key_prefix + n, prefix + n) for n in SIDE_FILES]
+        code = snapshot / ADAPTIVE_NAME
+        verified_code = key_prefix == prefix and code.is_file()  # only the root's manifest lists the root's code
+        if verified_code:
+            checks.append((code, ADAPTIVE_NAME, ADAPTIVE_NAME))
+        for path, key, name in checks:
             if not path.is_file():
-                raise FileNotFoundError(f"{where}: {prefix}{name} is missing from the release")
-            entry = expected.get(key_prefix + name)
+                raise FileNotFoundError(f"{where}: {name} is missing from the release")
+            entry = expected.get(key)
             want = entry.get("sha256") if isinstance(entry, dict) else None
             if not want:
-                raise ValueError(f"{where}: the manifest has no sha256 for {prefix}{name}; refusing an unverified file")
+                raise ValueError(f"{where}: the manifest has no sha256 for {name}; refusing an unverified file")
             got = _sha256(path)
             if got != want:
                 raise ValueError(
-                    f"{where}: {prefix}{name} has sha256 {got[:12]}..., the manifest says {str(want)[:12]}...; "
+                    f"{where}: {name} has sha256 {got[:12]}..., the manifest says {str(want)[:12]}...; "
                     "refusing a modified or corrupt file"
                 )
-        return cls.load(folder)
+        est = cls.load(folder)
+        est._root = snapshot
+        # snapshot_download returns .../snapshots/<commit>: the rows are read from that commit
+        commit = snapshot.name if re.fullmatch(r"[0-9a-f]{40}", snapshot.name) else revision
+        est._source = (repo_id, commit)
+        est._hub_kwargs = {k: v for k, v in (("cache_dir", cache_dir), ("token", token)) if v is not None}
+        est._adaptive_fallback = code if verified_code else None
+        return est
+
+    # ------------------------------------------------------------- adaptive
+    def adaptive(self, budget: int | None = None, target_halfwidth: float | None = None, seed: int = 0,
+                 start: Mapping[str, Any] | None = None, **options: Any):
+        """An adaptive evaluation session over ALL items of the benchmark (``AdaptiveSession`` of
+        ``adaptive.py``: its docstring has the design and why the interval needs no IRT model).
+
+        ``s.next_items(n)`` draws items with known probabilities, ``s.record({id: score})``
+        records results (any order, any batch size), ``s.result()`` gives ``score``, ``ci_low``,
+        ``ci_high``, ``se``, ``n_answered``, ``done``, ... ``budget``: items to ask;
+        ``target_halfwidth``: stop once the interval is that narrow; ``start``: results already
+        in hand (e.g. the tiny split's ``{anchor_id: score}``); ``options``: ``pool``,
+        ``mixing``, ``min_draws``, ``confidence`` (see ``AdaptiveSession``).
+
+        ``adaptive.py`` is the one next to this file; failing that, the one of the folder this
+        estimator was loaded from (``from_hub`` checks its sha256 against the release manifest).
+        It is imported only here: loading side files still runs no code.
+        """
+        module = _adaptive_module(self._adaptive_fallback)
+        return module.AdaptiveSession.from_estimator(self, budget=budget, target_halfwidth=target_halfwidth,
+                                                     seed=seed, start=start, **options)
 
     # ------------------------------------------------------------- estimate
-    def estimate(self, scores: Any) -> dict | list[dict]:
+    def estimate(self, scores: Any, version: str | None = None) -> dict | list[dict]:
         """Estimate the full-benchmark score.
 
         Parameters
         ----------
         scores
             * a sequence of k scores in ``anchor_ids`` order (NaN/None = not answered);
-            * a mapping ``{item_id: score}`` over any subset of the anchors (a pandas
-              Series whose index holds item ids is read by its labels);
+            * a mapping ``{item_id: score}`` over any subset of the anchors, or a full row
+              (every anchor, any other items of the benchmark are ignored); a pandas Series
+              whose index holds item ids is read by its labels;
             * a 2-D array (n, k): one model per row (returns a list of results); a
-              pandas DataFrame is read by its column labels (item ids).
+              pandas DataFrame is read by its column labels (item ids), anchors or full rows.
 
             Scores are numbers in [0, 1] (booleans accepted).
+        version : str, optional
+            The tiny dataset version (``"1.0.0"``) or design hash (:attr:`design_hash`, or
+            its first 8+ characters) the results were made against. A positional vector
+            cannot say where it came from: declaring it turns results of another design
+            (other anchors, or another order) into a ``ValueError`` naming both versions
+            instead of a silently wrong estimate. This version, and every earlier version
+            whose design this one keeps (:meth:`known_designs`), are accepted.
 
         Returns
         -------
@@ -474,9 +540,87 @@ class TinyEstimator:
             ``score``, ``ci_low``, ``ci_high``, ``se``, ``irt``, ``pirt``, ``gpirt``,
             ``n_answered``, and ``scenarios`` (per-benchmark results) for bundles.
         """
-        Y, single = self._parse(scores)
+        order = self.design_of(version) if version is not None else None
+        Y, single = self._parse(scores, order)
         results = self._results(self.components(Y))
         return results[0] if single else results
+
+    # ------------------------------------------------------------- versions
+    @property
+    def design_hash(self) -> str:
+        """The design's identity: sha256 of the anchor ids, their order and strata
+        (:func:`design_hash`). Results made against the same design are estimable."""
+        return design_hash(self.anchor_ids, self.anchor_strata.tolist())
+
+    @property
+    def version(self) -> str | None:
+        """The tiny dataset version this estimator belongs to (None for a ``builder fit`` folder)."""
+        v = self.metadata.get("version")
+        return str(v) if v is not None else None
+
+    def known_designs(self) -> list[dict]:
+        """The designs whose results this estimator estimates: ``[{"version", "design_hash",
+        "anchor_ids"}]``, this version first, then the earlier versions it re-estimates
+        (``anchor_ids``: that version's positional order, None when it is this one's)."""
+        own = {"version": self.version, "design_hash": self.design_hash, "anchor_ids": None}
+        return [own, *self._designs]
+
+    def design_of(self, declared: Any) -> list[str] | None:
+        """The anchor order of the declared version or design hash (None: this estimator's
+        own), or ``ValueError`` naming both versions when this estimator cannot estimate
+        results made against it. ``estimate(..., version=)`` calls it; so do tools that read
+        results by item id and only need the check."""
+        if not isinstance(declared, str) or not declared.strip():
+            raise ValueError(f"version must be a version string such as '1.0.0' or a design hash, got {declared!r}")
+        text = declared.strip()
+        is_hash = bool(re.fullmatch(r"[0-9a-fA-F]{8,64}", text))
+        want = text.lower() if is_hash else text[1:] if text[:1] in "vV" and text[1:2].isdigit() else text
+        for d in self.known_designs():
+            if (d["design_hash"].startswith(want) if is_hash else d["version"] == want):
+                return d["anchor_ids"]
+        name = self.metadata.get("benchmark") or "this tiny benchmark"
+        mine = f"{name} {self.version}" if self.version else name
+        earlier = [d["version"] for d in self._designs if d["version"]]
+        also = f" and those of {', '.join(earlier)} (same anchors)" if earlier else ""
+        what = f"design {text}" if is_hash else f"{name} {want}"
+        use = ("the estimator whose design hash that is" if is_hash
+               else f"the estimator of {want} (TinyEstimator.from_hub(repo, revision=\"v{want}\"))")
+        raise ValueError(
+            f"results made against {what} cannot be estimated by {mine} (design {self.design_hash[:12]}): it "
+            f"estimates results made against its own design{also}, and the anchors (or their order) of {what} "
+            f"are not known to be those; estimate them with {use}")
+
+    def tiny_split(self, config: str | None = None):
+        """The rows of the tiny split this estimator was loaded with, as a pandas DataFrame
+        (needs pandas and pyarrow): from the same folder or the same Hub commit as the side
+        files, so rows and estimator are of one revision (:meth:`from_hub`)."""
+        import pyarrow.parquet as pq
+
+        root = getattr(self, "_root", None)
+        if root is None:
+            raise ValueError("this estimator was not loaded from a tiny dataset folder or the Hub")
+        manifest_path = Path(root) / MANIFEST_NAME
+        if self._source is not None and not manifest_path.is_file():
+            raise ValueError(f"{self._source}: no {MANIFEST_NAME}")
+        try:
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+            configs = manifest["configs"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"{root}: no tiny dataset manifest ({exc})") from exc
+        name = config or next(iter(configs))
+        if name not in configs:
+            raise ValueError(f"no config {name!r}; configs: {', '.join(configs)}")
+        rel = configs[name]["splits"][configs[name]["tiny_split"]]["path"]
+        path = Path(root) / rel
+        if self._source is not None:
+            from huggingface_hub import hf_hub_download  # lazy: only the Hub needs it
+
+            repo_id, commit = self._source
+            path = Path(hf_hub_download(repo_id, rel, repo_type="dataset", revision=commit, **self._hub_kwargs))
+        want = (manifest.get("files") or {}).get(rel, {}).get("sha256")
+        if want and _sha256(path) != want:
+            raise ValueError(f"{rel} does not match the sha256 in the manifest; refusing a modified file")
+        return pq.read_table(path).to_pandas()
 
     def components(self, Y: np.ndarray) -> dict:
         """Per-scenario estimator parts for a (n, k) anchor matrix (NaN = unanswered).
@@ -688,15 +832,19 @@ class TinyEstimator:
         return out
 
     # -------------------------------------------------------------- parsing
-    def _parse(self, scores: Any) -> tuple[np.ndarray, bool]:
-        k = len(self.anchor_ids)
+    def _parse(self, scores: Any, order: Sequence[str] | None = None) -> tuple[np.ndarray, bool]:
+        """Scores as a (n, k) matrix in ``anchor_ids`` order; ``order``: the anchor order of
+        an earlier design this one re-estimates (positional input follows it)."""
+        k = len(self.anchor_ids) if order is None else len(order)
         labelled = _labelled(scores)
         if labelled is not None:
             kind, value = labelled
             if kind == "series":
                 scores = value
             else:  # a frame: columns are item ids, one model per row
-                rows = [self._row_of(dict(zip(value[0], r))) for r in value[1]]
+                cols = value[0]
+                self.check_items(cols)
+                rows = [self._row_of(dict(zip(cols, r)), checked=True) for r in value[1]]
                 if not rows:
                     raise ValueError("no scores given")
                 return np.vstack(rows), False
@@ -724,6 +872,13 @@ class TinyEstimator:
             Y = np.empty(arr.shape, dtype=np.float64)
             for idx, v in np.ndenumerate(arr):
                 Y[idx] = _to_score(v, f"position {idx[-1]}")
+            if order is not None:  # an earlier design's order: place each column by its anchor id
+                at = {a: i for i, a in enumerate(order)}
+                placed = np.full((len(Y), len(self.anchor_ids)), np.nan)
+                for j, a in enumerate(self.anchor_ids):
+                    if a in at:
+                        placed[:, j] = Y[:, at[a]]
+                Y = placed
         if Y.shape[0] == 0:
             raise ValueError("no scores given")
         # one model with nothing answered is a mistake; in a batch such a row gets the
@@ -732,18 +887,81 @@ class TinyEstimator:
             raise ValueError("no anchor is answered: give at least one score")
         return Y, single
 
-    def _row_of(self, scores: Mapping) -> np.ndarray:
+    def check_items(self, keys: Sequence[str]) -> None:
+        """``ValueError`` unless results labelled by the item ids ``keys`` can be estimated:
+        anchors only (any subset), or a full row (every anchor; any other label is ignored).
+        Items that are not anchors next to missing anchors are the results of another tiny
+        split (another version's design): refused. ``estimate`` checks labelled
+        input so; ``builder estimate`` checks a table's item columns the same way."""
         k = len(self.anchor_ids)
-        row = np.full(k, np.nan)
+        keys = [str(key) for key in keys]
+        name = self.metadata.get("benchmark") or "this tiny benchmark"
+        mine = f"{name} {self.version}" if self.version else name
+        unknown = [key for key in keys if key not in self._item_set]
+        missing = [a for a in self.anchor_ids if a not in set(keys)]
+        if not missing:
+            return  # a full row: every anchor is there, whatever else is (items of a grown benchmark...)
+        if unknown:
+            raise ValueError(f"unknown item id {unknown[0]!r}" + (
+                f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else "") +
+                f": not an item of {mine} (a model name belongs in the index, not in a column; results of another "
+                "version's tiny split are estimated by the estimator of that version)")
+        others = [key for key in keys if key not in self._anchor_index]
+        if others:
+            raise ValueError(
+                f"item {others[0]!r} is not one of the {k} anchors of {mine} (design {self.design_hash[:12]}), and "
+                f"{len(missing)} of the anchors are missing (e.g. {missing[0]!r}): the scores name "
+                f"{len(others)} other item(s) of the benchmark. A full row (every item) is read by its anchor "
+                "labels; a partial one must hold anchors only. Results of another version's tiny split? "
+                "Estimate them with the estimator of that version (or, to estimate from the anchors they "
+                "happen to include, keep only the anchor columns)")
+
+    def _row_of(self, scores: Mapping, checked: bool = False) -> np.ndarray:
+        if not checked:
+            self.check_items(list(scores))
+        row = np.full(len(self.anchor_ids), np.nan)
         for key, val in scores.items():
-            key = str(key)
-            idx = self._anchor_index.get(key)
-            if idx is None:
-                if key in self._item_set:
-                    raise ValueError(f"item {key!r} is not one of the {k} anchors of this tiny benchmark")
-                raise ValueError(f"unknown item id {key!r}")
-            row[idx] = _to_score(val, key)
+            idx = self._anchor_index.get(str(key))
+            if idx is not None:
+                row[idx] = _to_score(val, str(key))
         return row
+
+
+def design_hash(anchor_ids: Sequence[str], anchor_strata: Sequence[int]) -> str:
+    """The identity of a tiny benchmark's design: sha256 (hex) of its anchor ids in their
+    order (the tiny split's rows, the positional input) and the stratum of each.
+
+    Two versions with the same hash have the same rows in the same order: results logged
+    against one are results of the other.
+    """
+    ids = [str(a) for a in anchor_ids]
+    strata = [int(h) for h in anchor_strata]
+    if len(ids) != len(strata):
+        raise ValueError(f"{len(ids)} anchor ids but {len(strata)} strata")
+    text = json.dumps({"anchor_ids": ids, "anchor_strata": strata}, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def _known_designs(meta: Mapping[str, Any]) -> list[dict]:
+    """``metadata["re_estimates"]``, checked: earlier versions whose results this estimator estimates."""
+    value = meta.get("re_estimates") or []
+    if not isinstance(value, list):
+        raise ValueError("metadata.re_estimates must be a list")
+    out = []
+    for i, d in enumerate(value):
+        where = f"metadata.re_estimates[{i}]"
+        if not isinstance(d, Mapping):
+            raise ValueError(f"{where} must be an object")
+        v, h, ids = d.get("version"), d.get("design_hash"), d.get("anchor_ids")
+        if v is not None and (not isinstance(v, str) or not v):
+            raise ValueError(f"{where}.version must be a version string or null")
+        if not isinstance(h, str) or not re.fullmatch(r"[0-9a-f]{64}", h):
+            raise ValueError(f"{where}.design_hash must be a sha256 hex digest")
+        if ids is not None and (not isinstance(ids, list) or not all(isinstance(a, str) for a in ids)
+                                or len(set(ids)) != len(ids)):
+            raise ValueError(f"{where}.anchor_ids must be a list of distinct item ids")
+        out.append({"version": v, "design_hash": h, "anchor_ids": list(ids) if ids is not None else None})
+    return out
 
 
 def evaluate(y: Any, benchmark: str, source: str | os.PathLike | None = None, revision: str | None = None) -> dict:
@@ -1033,6 +1251,54 @@ def _map_abilities(Yf, obs, A, b, mean, prec, n_newton: int = 25):
     P = expit(theta @ A.T - b)
     H = np.einsum("nj,jd,je->nde", W * P * (1 - P), A, A) + prec
     return theta, np.linalg.inv(H)
+
+
+_ADAPTIVE_MODULES: dict = {}
+
+
+def _adaptive_module(fallback: Path | None = None):
+    """``adaptive.py`` as a module: the file next to this one, else ``fallback``; cached by path and
+    content, its ``API_VERSION`` checked."""
+    import importlib.util
+    import sys
+
+    here = Path(__file__).resolve().with_name(ADAPTIVE_NAME)
+    path = here if here.is_file() else (Path(fallback) if fallback is not None and Path(fallback).is_file() else None)
+    if path is None:
+        raise FileNotFoundError(
+            f"{ADAPTIVE_NAME} not found next to {Path(__file__).name} (or in the estimator's folder): it ships with "
+            "every tiny benchmark release built since it exists; download it next to estimator.py")
+    st = path.stat()
+    key = (str(path), st.st_mtime_ns, st.st_size)  # hash a file once; a changed file is hashed (and loaded) again
+    digest = _ADAPTIVE_MODULES.get(key) or _sha256(path)
+    _ADAPTIVE_MODULES[key] = digest
+    module = _ADAPTIVE_MODULES.get(digest)
+    if module is None:  # the same file imported already (builder.adaptive in the package): the same classes
+        for m in list(sys.modules.values()):
+            file = getattr(m, "__file__", None)
+            if file and str(file).endswith(ADAPTIVE_NAME) and Path(file).resolve() == path.resolve():
+                module = m
+                break
+    if module is None:
+        name = f"_tinybench_adaptive_{digest[:16]}"  # one module per content, whichever folder holds it
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"{path}: cannot be imported as a module")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        no_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # no __pycache__ in a release folder
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(name, None)
+            raise
+        finally:
+            sys.dont_write_bytecode = no_bytecode
+    _ADAPTIVE_MODULES[digest] = module
+    if getattr(module, "API_VERSION", None) != ADAPTIVE_API:
+        raise ValueError(f"{path}: API version {getattr(module, 'API_VERSION', None)!r}, this estimator needs "
+                         f"{ADAPTIVE_API}: use the estimator.py and adaptive.py of the same release")
+    return module
 
 
 def _sha256(path: Path) -> str:

@@ -3,12 +3,13 @@
 A folder written by ``builder build`` (a Hub dataset repository)::
 
     README.md                                  dataset card (builder.dataset.cards)
-    <config>/<split>-00000-of-00001.parquet    one file per config and split (:func:`data_path`)
+    <config>/<split>-00000-of-00001.parquet    one file per config and split (:func:`data_path`); the
+                                               ``pool`` split holds every item, in estimator order
     [<estimator path>/]estimator.json          estimator side files (TinyEstimator.save),
     [<estimator path>/]irt_parameters.npz      at the root or one per config
     [<estimator path>/]validation.json         the out-of-fold validation report
     lm_eval/<task>.yaml, lm_eval/tiny_utils.py the lm-evaluation-harness task files (builder.dataset.harness_tasks)
-    estimator.py                               the standalone estimator, copied as-is
+    estimator.py, adaptive.py                  the standalone estimator and its adaptive session, copied as-is
     validation.png                             the validation plot (optional matplotlib)
     manifest.json                              versions, inputs, parameters, sha256 + size of every other file
 
@@ -22,7 +23,7 @@ or holding a manifest of ours (``"format": "tinybenchmarks-dataset"`` or
 with any other file (a user's notes, a ``.git`` folder, an edited card, a symbolic link) or a
 manifest that merely looks like ours is never replaced.
 
-``builder fit`` writes a smaller folder (side files, ``estimator.py``, ``validation.json`` and
+``builder fit`` writes a smaller folder (side files, ``estimator.py``, ``adaptive.py``, ``validation.json`` and
 ``validation.md``, and a manifest of format ``"tinybenchmarks-fit"`` listing them):
 :func:`write_fit_folder`; it is replaced under the same rule.
 
@@ -63,21 +64,31 @@ VALIDATION_NAME = "validation.json"
 VALIDATION_MD_NAME = "validation.md"
 PLOT_NAME = "validation.png"
 ESTIMATOR_CODE = "estimator.py"
+#: the adaptive-evaluation session that ``estimator.py`` loads (TinyEstimator.adaptive)
+ADAPTIVE_CODE = "adaptive.py"
+#: the standalone code copied into every folder (numpy + scipy only)
+CODE_FILES = (ESTIMATOR_CODE, ADAPTIVE_CODE)
 ESTIMATOR_JSON = "estimator.json"
 ESTIMATOR_NPZ = "irt_parameters.npz"
 #: the estimator's side files (TinyEstimator.save writes them; from_hub checks them)
 ESTIMATOR_FILES = (ESTIMATOR_JSON, ESTIMATOR_NPZ)
 #: folder of the lm-evaluation-harness task files (builder.dataset.harness_tasks)
 HARNESS_DIR = "lm_eval"
+#: the split holding every item of a config's estimator, in estimator order: what adaptive
+#: evaluation (TinyEstimator.adaptive) asks from; row j is ``config_item_ids(est, scenario)[j]``
+POOL_SPLIT = "pool"
+#: the column of every split that names its row: in the tiny split, the estimator's item id
+ITEM_ID_COLUMN = "item_id"
 
 __all__ = [
     "DATASET_FORMAT", "FIT_FORMAT", "OWN_FORMATS", "MANIFEST_SCHEMA_VERSION", "MANIFEST_NAME", "CARD_NAME",
-    "VALIDATION_NAME", "PLOT_NAME", "ESTIMATOR_CODE", "ESTIMATOR_JSON", "ESTIMATOR_NPZ", "ESTIMATOR_FILES", "HARNESS_DIR",
+    "VALIDATION_NAME", "PLOT_NAME", "ESTIMATOR_CODE", "ADAPTIVE_CODE", "CODE_FILES", "ESTIMATOR_JSON", "ESTIMATOR_NPZ",
+    "ESTIMATOR_FILES", "HARNESS_DIR", "POOL_SPLIT",
     "data_path", "estimator_folder", "child_path", "name_problem", "file_sha256", "FileDigest", "file_digest", "input_record", "matrix_record",
     "is_hidden",
     "listed_files", "to_jsonable", "write_json", "write_parquet", "copy_estimator_code", "atomic_write_text",
     "write_manifest", "read_manifest", "verify_manifest", "refresh_manifest", "is_dataset_folder",
-    "config_anchor_ids", "load_estimators", "validation_rows", "tiny_split_frame", "ownership_problem", "check_replaceable", "replace_folder", "staging",
+    "ITEM_ID_COLUMN", "config_anchor_ids", "config_item_ids", "config_design_hash", "dataset_design_hash", "load_estimators", "validation_rows", "tiny_split_frame", "ownership_problem", "check_replaceable", "replace_folder", "staging",
     "write_fit_folder",
 ]
 
@@ -244,10 +255,12 @@ def write_parquet(table, path: str | os.PathLike) -> None:
 
 
 def copy_estimator_code(folder: str | os.PathLike) -> Path:
-    """The package's standalone ``estimator.py``, copied as-is into ``folder``."""
-    dest = Path(folder) / ESTIMATOR_CODE
-    shutil.copyfile(Path(_estimator.__file__), dest)
-    return dest
+    """The package's standalone ``estimator.py`` and ``adaptive.py`` (:data:`CODE_FILES`), copied
+    as-is into ``folder``; returns the path of ``estimator.py``."""
+    src = Path(_estimator.__file__).resolve().parent
+    for name in CODE_FILES:
+        shutil.copyfile(src / name, Path(folder) / name)
+    return Path(folder) / ESTIMATOR_CODE
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
@@ -346,6 +359,30 @@ def config_anchor_ids(est: "_estimator.TinyEstimator", scenario: str) -> list[st
     """The anchors of ``scenario`` in ``anchor_ids`` order: the rows of that config's tiny split."""
     return [a for a, p in zip(est.anchor_ids, est.anchor_positions)
             if est.scenarios[est.scenario_index[p]] == scenario]
+
+
+def config_item_ids(est: "_estimator.TinyEstimator", scenario: str) -> list[str]:
+    """Every item of ``scenario`` in ``item_ids`` order: the rows of that config's pool split."""
+    s = est.scenarios.index(scenario)
+    return [iid for iid, k in zip(est.item_ids, est.scenario_index) if k == s]
+
+
+def config_design_hash(est: "_estimator.TinyEstimator", scenario: str) -> str:
+    """The design hash of one config of ``est`` (:func:`builder.estimator.design_hash` of the
+    config's anchors, in row order, and their strata); the estimator's own hash for one scenario."""
+    if len(est.scenarios) <= 1:
+        return est.design_hash
+    keep = [i for i, p in enumerate(est.anchor_positions) if est.scenarios[est.scenario_index[p]] == scenario]
+    return _estimator.design_hash([est.anchor_ids[i] for i in keep], [int(est.anchor_strata[i]) for i in keep])
+
+
+def dataset_design_hash(estimators: list, config_hashes: Mapping[str, str]) -> str:
+    """The design hash of a tiny dataset: its estimator's when it has one (the hash
+    ``TinyEstimator.estimate(..., version=)`` accepts), else the sha256 of its configs' hashes."""
+    if len(estimators) == 1:
+        return estimators[0].design_hash
+    text = "".join(f"{name}:{h}\n" for name, h in sorted(config_hashes.items()))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def load_estimators(folder: str | os.PathLike) -> dict[str, "_estimator.TinyEstimator"]:

@@ -15,7 +15,7 @@ stage is an arrow going back up. Across stages only what a stage exports may be 
 name listed in ``__all__`` of the stage's ``__init__.py``, never a private module or name (the
 benchmark scripts, which measure internals, may import any public name of a public module).
 The kernel imports only the kernel, and its standalone modules (:data:`STANDALONE`) import
-nothing of the package (``estimator.py`` is uploaded next to the data and must run alone).
+nothing of the package (``estimator.py`` and ``adaptive.py`` are uploaded next to the data and must run alone).
 The package's ``__init__.py`` (the public API, loaded lazily) and ``__main__.py`` are entry
 points: like the benchmark scripts, they may import any public name of a public module. No import cycle, no module over
 :data:`MAX_LINES` lines unless it is long on purpose, and every stage's ``__init__.py`` has a
@@ -34,8 +34,9 @@ PACKAGE = "builder"
 
 #: the stages, in the order data flows through them (a folder of builder/ each)
 STAGES: tuple[str, ...] = ("read", "model", "registry", "dataset", "release", "estimate", "cli", "bench")
-#: kernel modules that import nothing of the package
-STANDALONE = ("builder.estimator", "builder.files", "builder.errors")
+#: kernel modules that import nothing of the package (``estimator.py`` loads ``adaptive.py`` by its path,
+#: next to itself, as it does in a downloaded folder: both are shipped and run alone)
+STANDALONE = ("builder.estimator", "builder.adaptive", "builder.files", "builder.errors")
 #: kernel modules that are entry points: they may import any public name of a stage's public modules
 ENTRY_POINTS = ("builder", "builder.__main__")
 #: stages that may import any public name of another stage's public modules (they measure internals)

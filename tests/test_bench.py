@@ -50,3 +50,24 @@ def test_stability_script_compares_layouts_and_thread_counts(tmp_path, capsys):
     out = capsys.readouterr().out
     for name in ("long CSV, rows shuffled", "models and items permuted", "2 BLAS threads"):
         assert f"| {name} | 12/12 | 0.0e+00 |" in out
+
+
+def test_adaptive_script_compares_random_fixed_and_adaptive(tmp_path, capsys):
+    from builder.bench import adaptive
+
+    matrix, _ = simulate_responses(n_models=24, n_items=400, n_dims=1, seed=7)
+    matrix.write(tmp_path / "sim.parquet")
+    assert adaptive.main(["--data-dir", str(tmp_path), "--datasets", "sim", "--seeds", "0", "--budgets", "20", "10%",
+                          "--jobs", "1", "--cache-dir", str(tmp_path / "cache"), "--json", str(tmp_path / "a.json"),
+                          "--protocols", "interpolation"]) == 0
+    out = capsys.readouterr().out
+    assert "### interpolation" in out and "| 20 | 20 |" in out and "| 10% | 40 |" in out
+    assert "| sim | 18/6 | 40 |" in out and "ESS adaptive" in out
+    rows = json.loads((tmp_path / "a.json").read_text())["rows"]
+    b = rows[0]["budgets"]["20"]
+    assert len(b["adaptive"]["score"]) == len(b["fixed"]["score"]) == 6 and "warm" not in b
+    assert any((tmp_path / "cache").rglob("estimator.json"))  # the fits are cached
+    assert adaptive.main(["--data-dir", str(tmp_path), "--datasets", "sim", "--seeds", "0", "--budgets", "20",
+                          "--jobs", "1", "--cache-dir", str(tmp_path / "cache"), "--protocols", "interpolation",
+                          "--no-fixed"]) == 0
+    assert "| sim | 18/6 | 20 |" in capsys.readouterr().out

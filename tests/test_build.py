@@ -12,7 +12,8 @@ import pytest
 
 from builder.registry.benchmarks import REGISTRY
 from builder.estimator import TinyEstimator
-from builder.layout import config_anchor_ids, load_estimators, read_manifest, verify_manifest
+from builder.layout import (POOL_SPLIT, config_anchor_ids, config_item_ids, load_estimators, read_manifest,
+                            verify_manifest)
 from helpers.builds import anchors_for, built, make_content, read_split
 
 NAMES = sorted(REGISTRY)
@@ -39,11 +40,12 @@ def test_build_every_benchmark(name, root, tmp_path):
         anchors = config_anchor_ids(est, c.scenario)
         assert len(anchors) == k
         loaded = load_dataset(str(folder), c.name, cache_dir=str(tmp_path / "cache"))
-        assert set(loaded) == set(c.splits)
-        for split in c.splits:
+        assert set(loaded) == set(c.splits) | {POOL_SPLIT}
+        for split in (*c.splits, POOL_SPLIT):
             ds = loaded[split]
             direct = pq.read_table(folder / manifest["configs"][c.name]["splits"][split]["path"])
-            assert ds.column_names == list(c.columns)
+            # every split starts with the row's id (the tiny split's: the estimator's item id)
+            assert ds.column_names == ["item_id", *c.columns]
             assert ds.num_rows == direct.num_rows
             assert ds.to_dict() == direct.to_pydict()
             if c.renderer:
@@ -52,6 +54,13 @@ def test_build_every_benchmark(name, root, tmp_path):
                 assert "input_formatted" not in ds.column_names
         tiny = read_split(folder, c.name, c.tiny_split)
         assert len(tiny) == k
+        assert list(tiny["item_id"]) == anchors  # est.estimate(dict(zip(tiny.item_id, scores))) works
+        # the pool: every item of the config in estimator order, the anchors' rows exactly the tiny split's
+        paths = {s: folder / v["path"] for s, v in manifest["configs"][c.name]["splits"].items()}
+        pool, items = pq.read_table(paths[POOL_SPLIT]), config_item_ids(est, c.scenario)
+        assert pool.num_rows == len(items) == sum(1 for s in est.scenario_index if est.scenarios[s] == c.scenario)
+        at = {iid: j for j, iid in enumerate(items)}
+        assert pool.take([at[a] for a in anchors]).to_pylist() == pq.read_table(paths[c.tiny_split]).to_pylist()
         if c.content_from == "upstream":  # row i is anchor i: compare with the content of its item id
             content = make_content(c, c.tiny_split, 10_000).set_index("item_id")
             prefix = f"{c.scenario}." if len(spec.configs) > 1 else ""
@@ -98,10 +107,11 @@ def test_bundle_is_one_joint_estimator(root):
 def test_helm_content_comes_from_the_responses(root):
     folder = built(root, "tinyHELM")
     tiny = read_split(folder, "gsm", "test")
-    assert list(tiny.columns) == list(REGISTRY["tinyHELM"].config("gsm").columns)
+    assert list(tiny.columns) == ["item_id", *REGISTRY["tinyHELM"].config("gsm").columns]
     est = TinyEstimator.load(folder)
     ids = config_anchor_ids(est, "gsm")
     assert [f"gsm.{s}.{i}" for s, i in zip(tiny["subscenario"], tiny["instance_id"])] == ids
+    assert list(tiny["item_id"]) == ids  # a bundle's rows carry the estimator's (scenario-prefixed) ids
     assert all(q.startswith("gsm input ") for q in tiny["question"])
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["inputs"]["content"]["gsm/test"]["kind"] == "source"

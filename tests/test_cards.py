@@ -4,6 +4,8 @@ matplotlib; the changelog against a previous version; template overrides."""
 
 from __future__ import annotations
 
+import re
+
 import shutil
 import sys
 
@@ -36,7 +38,8 @@ def test_card_parses_with_metadata(root, name):
     man = read_manifest(folder)
     assert data["configs"] == [
         {"config_name": c.name,
-         "data_files": [{"split": s, "path": man["configs"][c.name]["splits"][s]["path"]} for s in c.splits]}
+         "data_files": [{"split": s, "path": man["configs"][c.name]["splits"][s]["path"]}
+                        for s in (*c.splits, "pool")]}
         for c in spec.configs
     ]
     text = card.text
@@ -46,10 +49,18 @@ def test_card_parses_with_metadata(root, name):
     assert f"![Estimated vs true scores of held-out models]({PLOT_NAME})" in text
     assert (folder / PLOT_NAME).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     repo, tag = man["repo_id"], man["tag"]
-    assert f'load_dataset("{repo}", "{spec.configs[0].name}", split="{spec.configs[0].tiny_split}", revision="{tag}")' in text
+    # rows and estimator from one snapshot (one revision, also offline); never load_dataset(repo, revision=...),
+    # which offline serves the newest cached revision
+    assert f'load_dataset(path, "{spec.configs[0].name}", split="{spec.configs[0].tiny_split}")' in text
+    code = "\n".join(re.findall(r"```python\n(.*?)```", text, flags=re.S))
+    assert f'load_dataset("{repo}"' not in code and "version=" in code
     assert f'TinyEstimator.from_hub("{repo}", revision="{tag}")' in text
     assert f'snapshot_download("{repo}", repo_type="dataset", revision="{tag}")' in text
     assert "lm_eval --model hf" in text and spec.configs[0].harness_task in text
+    assert "### Adaptive evaluation" in text and "est.adaptive(budget=200, seed=0)" in text
+    assert f'load_dataset(path, "{spec.configs[0].name}", split="pool")' in text and "| `adaptive.py` |" in text
+    if man.get("harness_tasks"):
+        assert f"lm_eval/{spec.configs[0].harness_task}_pool.yaml" in text
     assert POLO2024_BIBTEX in text and spec.source_citation.strip() in text
     assert "first release" in text
 

@@ -17,7 +17,7 @@ from builder.layout import read_manifest
 from helpers.builds import write_fixture
 
 #: fit_estimator parameters a build sets per estimator, not settings
-PER_CALL = {"matrix", "n_anchors", "seed", "scenario_order", "progress", "metadata", "subscenario_weights"}
+PER_CALL = {"matrix", "n_anchors", "seed", "scenario_order", "progress", "metadata", "subscenario_weights", "keep_design"}
 
 
 def test_fit_options_mirror_fit_estimator():
@@ -33,11 +33,12 @@ def test_fit_options_reach_fit_estimator_and_the_manifest(tmp_path, monkeypatch)
 
     def recording_fit(matrix, n_anchors=100, seed=0, n_dims=None, design="stratified", n_seeds=10, n_folds=None,
                       validation_fraction=0.2, binarize=False, irt_params=None, kappa=16.0, scenario_order=None,
-                      progress=True, metadata=None, subscenario_weights=None):
+                      progress=True, metadata=None, subscenario_weights=None, keep_design=None):
         """fit_estimator with its real signature, recording how the build calls it."""
         calls.append(dict(n_anchors=n_anchors, seed=seed, n_dims=n_dims, design=design, n_seeds=n_seeds,
                           n_folds=n_folds, validation_fraction=validation_fraction, binarize=binarize,
                           irt_params=irt_params, kappa=kappa, scenario_order=scenario_order, progress=progress))
+        assert keep_design is None  # a fresh build keeps no design
         return fit_estimator(matrix, n_anchors, seed, n_dims, design, n_seeds, n_folds, validation_fraction, binarize,
                              irt_params, kappa, scenario_order, progress, metadata, subscenario_weights)
 

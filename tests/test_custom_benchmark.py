@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -190,3 +191,58 @@ def test_lm_eval_runs_the_released_task_file(inputs, tmp_path):
     by_row = {r["doc"]["item_id"]: float(r["acc"]) for r in recs}
     want = TinyEstimator.load(folder).estimate(by_row)
     assert frame["score"][0] == pytest.approx(want["score"])
+
+
+def _documented_recipe() -> tuple[list[str], list[str]]:
+    """docs/ADAPTIVE.md's lm-eval recipe: the `hf download` line and the `python docs/adaptive_lm_eval.py` line."""
+    import shlex
+
+    text = (ROOT / "docs" / "ADAPTIVE.md").read_text(encoding="utf-8")
+    block = text[text.index("## With lm-evaluation-harness"):]
+    block = block[block.index("```bash") + len("```bash"):]
+    lines = block[:block.index("```")].strip().splitlines()
+    download = next(ln for ln in lines if ln.startswith("path=$(hf download "))
+    recipe = next(ln for ln in lines if ln.startswith("python docs/adaptive_lm_eval.py "))
+    return shlex.split(download[len("path=$("):-1]), shlex.split(recipe)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not LM_EVAL_PYTHON, reason="set TINYBENCH_LM_EVAL_PYTHON to a Python with lm-evaluation-harness")
+def test_adaptive_lm_eval_recipe_runs_as_documented(inputs, tmp_path):
+    """docs/ADAPTIVE.md's recipe, its two commands as written there (the release downloaded with `hf download`,
+    then docs/adaptive_lm_eval.py), run by lm-eval itself (its dummy model instead of `hf`, the tinyOrg release of
+    the loopback Hub instead of tinyBenchmarks'): every batch is evaluated through lm-eval's Python API from the
+    Hub, and the session ends with the budget asked and an interval."""
+    tmp, _, content, m = inputs
+    matrix = tmp_path / "m.parquet"
+    m.write(matrix)
+    cfg = _spec_release_config(tmp_path / "release", matrix, content)
+    download, recipe = _documented_recipe()
+    assert download[:2] == ["hf", "download"] and download[2] == "tinyBenchmarks/tinyWMDP_bio"
+    assert recipe[:3] == ["python", "docs/adaptive_lm_eval.py", "$path"] and "--model" in recipe
+    download[2] = "tinyOrg/tinyWMDP_bio"  # our loopback Hub's organisation
+    budget, batch = 24, 8
+    args = recipe[3:]
+    args[args.index("--model") + 1] = "dummy"  # lm-eval's own stand-in model (no GPU, no weights)
+    i = args.index("--model-args")
+    del args[i:i + 2]
+    args[args.index("--budget") + 1], args[args.index("--batch") + 1] = str(budget), str(batch)
+    hf = str(Path(LM_EVAL_PYTHON).with_name("hf"))
+    with HubServer() as hub:
+        run_in_client(hub.client_env(tmp_path / "hf_home"), hub_clients.release_cli,
+                      [["--config", str(cfg), "--release-version", "1.0.0", "--out", str(tmp_path / "rel"), "--push",
+                        "--quiet"]], fake=False)
+        env = hub.client_env(tmp_path / "hf_home2")
+        got = subprocess.run([hf, *download[1:]], env=env, capture_output=True, text=True, timeout=300)
+        assert got.returncode == 0, got.stderr[-3000:]
+        path = Path(got.stdout.strip().splitlines()[-1])
+        assert (path / "adaptive.py").is_file() and (path / "lm_eval" / "tinyWMDP_bio_pool.yaml").is_file()
+        run = subprocess.run([LM_EVAL_PYTHON, str(ROOT / recipe[1]), str(path), *args], env=env, cwd=tmp_path,
+                             capture_output=True, text=True, timeout=900)
+        assert run.returncode == 0, run.stderr[-3000:]
+    progress = [ln for ln in run.stdout.splitlines() if " asked: score " in ln]
+    assert [int(ln.split()[0]) for ln in progress] == list(range(batch, budget + 1, batch))
+    result = json.loads(run.stdout[run.stdout.index("{"):])
+    assert result["done"] and result["n_asked"] == budget and result["n_used"] == budget
+    assert 0 <= result["ci_low"] <= result["score"] <= result["ci_high"] <= 1
+    assert not (path / "__pycache__").exists()  # nothing written into the downloaded release

@@ -116,7 +116,7 @@ def test_csv_and_jsonl_content_give_the_same_dataset(tmp_path):
                         out=tmp_path / "b")
     assert read_split(a, "default", "test").equals(read_split(b, "default", "test"))
     ds = load_dataset(str(a), split="test", cache_dir=str(tmp_path / "cache"))  # the "default" config
-    assert ds.num_rows == 8 and ds.column_names == list(c.columns)
+    assert ds.num_rows == 8 and ds.column_names == ["item_id", *c.columns]
 
 
 def test_content_from_the_hub_uses_datasets_load_dataset(tmp_path, monkeypatch):
@@ -256,7 +256,8 @@ def test_real_mmlu_content_with_simulated_responses(tmp_path):
         assert tiny["input_formatted"].iloc[i] == render_mmlu(row.to_dict(), shots)
         assert tiny["question"].iloc[i] == row["question"]
     dev_out = read_split(out, "all", "dev")
-    assert len(dev_out) == len(dev) and list(dev_out.columns) == list(REGISTRY["tinyMMLU"].configs[0].columns)
+    assert len(dev_out) == len(dev) and list(dev_out.columns) == ["item_id", *REGISTRY["tinyMMLU"].configs[0].columns]
+    assert list(dev_out["item_id"]) == list(dev["item_id"])  # the dev rows' own ids (<subject>.<index>)
 
 
 # ----------------------------------------------------------------------------- item order

@@ -179,7 +179,8 @@ def test_build_from_v2_details(name, details, tmp_path):
     assert manifest["prompt_check"][config.name]["checked"] == manifest["estimators"][0]["n_items"]
     assert "content_missing" not in manifest
     rows = pd.read_parquet(out / info["splits"]["test"]["path"])
-    assert list(rows.columns) == list(config.columns) and len(rows) == 4
+    # the registry's columns after the item_id column every split gets (issue 20.4): the estimator's ids
+    assert list(rows.columns) == ["item_id", *config.columns] and len(rows) == 4
     # every row: its input_formatted is the prompt the leaderboard's code logged for that document
     est = TinyEstimator.load(out)
     for anchor, row in zip(est.anchor_ids, rows.to_dict("records")):
@@ -188,6 +189,7 @@ def test_build_from_v2_details(name, details, tmp_path):
         rec = next(r for r in samples()[task][1] if r["doc_id"] == int(doc_id))
         assert row["input_formatted"] == rec["arguments"]["gen_args_0"]["arg_0"]
         assert int(row["doc_id"]) == rec["doc_id"] and row.get("subscenario", sub) == sub
+        assert row["item_id"] == anchor
     assert f"lm_eval/{config.harness_task}.yaml" in manifest["harness_tasks"]
     _every_named_function_is_defined(out / "lm_eval")
     norm = normalization(config, {a.rpartition(".")[0] for a in est.item_ids})
@@ -342,8 +344,8 @@ def test_real_v2_matrices_build_ids_only(name, matrix, n_models, n_items, tmp_pa
     assert manifest["content_missing"] == [config.name] and "harness_tasks" not in manifest
     assert manifest["estimators"][0]["n_models"] == n_models and manifest["estimators"][0]["n_items"] == n_items
     rows = pd.read_parquet(out / manifest["configs"][config.name]["splits"]["test"]["path"])
-    assert list(rows.columns) == ["doc_id"] and len(rows) == 100
-    assert [str(v) for v in rows["doc_id"]] == TinyEstimator.load(out).anchor_ids
+    assert list(rows.columns) == ["item_id", "doc_id"] and len(rows) == 100  # item_id: every split's (issue 20.4)
+    assert list(rows["item_id"]) == [str(v) for v in rows["doc_id"]] == TinyEstimator.load(out).anchor_ids
     card = (out / "README.md").read_text()
     assert "The examples' text is not included." in card and "`doc_id`" in card and "lm_eval --model" not in card
     assert "input_formatted` is the complete prompt" not in card

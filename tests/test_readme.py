@@ -138,6 +138,12 @@ def test_quick_start_then_the_python_snippet(tmp_path):
     assert list(estimates["model"]) == ["new-a", "new-b", "new-c"]
     assert estimates["score"].between(0, 1).all() and (estimates["ci_low"] <= estimates["ci_high"]).all()
 
+    # the adaptive-evaluation command, on the folder and the table of the quick start
+    adaptive = _commands(_block("Adaptive evaluation: all items, asked where they tell most", "bash"))
+    assert [c[3] for c in adaptive] == ["adaptive"]
+    proc = _run(adaptive[0], tmp_path)
+    assert "60 asked, score" in proc.stderr and proc.stdout.count("True") == 3  # three models, each done
+
     snippet = _block("Quick start: fit and estimate from a score matrix", "python", "TinyEstimator")
     (tmp_path / "snippet.py").write_text(snippet + "\nprint('SNIPPET-OK', k, A.shape)\n", encoding="utf-8")
     env = _env()

@@ -272,7 +272,8 @@ def _all_text(folder: Path) -> bytes:
 def test_push_releases_previous_changelog_idempotence_and_no_token_leak(tmp_path):
     token = "hf_DISTINCTIVE_release_token_4f9a2c71e0"
     cfg = fake_config(tmp_path / "cfg", seed=1)
-    leak_cfg = fake_config(tmp_path / "leak", options={"extra": {"leak.txt": f"token={token}\n"}})
+    # the same seed: the same anchors (a minor version must keep them: the versioning rule)
+    leak_cfg = fake_config(tmp_path / "leak", seed=1, options={"extra": {"leak.txt": f"token={token}\n"}})
     out1, out2, out3, out_leak = (tmp_path / n for n in ("out1", "out2", "out3", "out_leak"))
     common = ["--config", str(cfg), "--push", "--quiet"]
     runs = [
@@ -333,8 +334,9 @@ def test_push_needs_a_token(tmp_path, monkeypatch, capsys, fake):
 @pytest.mark.slow
 def test_end_to_end_real_build(tmp_path):
     """release.py with the real build_benchmark on a small simulated benchmark: publish v1.0.0,
-    re-run it (deterministic build: no new commit), v1.1.0 with another seed (changelog
-    against the fetched v1.0.0), then consumers at each tag."""
+    re-run it (deterministic build: no new commit), v1.1.0 with another seed (new anchors: refused
+    by the versioning rule, nothing published), v2.0.0 with it (changelog against the fetched
+    v1.0.0), then consumers at each tag."""
     import pandas as pd
 
     from builder.read.simulate import simulate_responses
@@ -369,12 +371,16 @@ def test_end_to_end_real_build(tmp_path):
         assert "committed" in first.stdout
         v1 = hub.refs(repo)["tags"]["v1.0.0"]
         runs = [["--config", str(cfgs[0]), "--release-version", "1.0.0", "--push", "--quiet", "--out", str(tmp_path / "out1b")],
-                ["--config", str(cfgs[1]), "--release-version", "1.1.0", "--push", "--quiet", "--out", str(tmp_path / "out2")]]
-        res = run_in_client(env, hub_clients.release_then_consume, runs, repo, ["v1.0.0", "v1.1.0"]).result
-        assert res["codes"] == [0, 0]
+                ["--config", str(cfgs[1]), "--release-version", "1.1.0", "--push", "--quiet", "--out", str(tmp_path / "out2")],
+                ["--config", str(cfgs[1]), "--release-version", "2.0.0", "--push", "--quiet", "--out", str(tmp_path / "out3")]]
+        run = run_in_client(env, hub_clients.release_then_consume, runs, repo, ["v1.0.0", "v2.0.0"])
+        res = run.result
+        assert res["codes"] == [0, 1, 0]
+        assert "a patch or minor version must keep the previous version's anchors" in run.stderr
         refs = hub.refs(repo)
+        assert "v1.1.0" not in refs["tags"]
         assert refs["tags"]["v1.0.0"] == v1 and len(hub.history(repo)) == 3  # the re-run made no commit
-        card = hub.files(repo, "v1.1.0")["README.md"].decode()
+        card = hub.files(repo, "v2.0.0")["README.md"].decode()
         assert "(previous: 1.0.0)" in card
         assert hub.seen_tokens == {token}
     folder1 = tmp_path / "out1" / "tinyAlpacaEval"
@@ -383,7 +389,7 @@ def test_end_to_end_real_build(tmp_path):
     tiny = pd.read_parquet(folder1 / manifest["configs"]["default"]["splits"]["test"]["path"])
     assert res["v1.0.0"]["instructions"] == tiny["instruction"].tolist()
     assert len(res["v1.0.0"]["anchors"]) == 8 and 0.0 <= res["v1.0.0"]["gpirt"] <= 1.0
-    assert res["v1.0.0"]["anchors"] != res["v1.1.0"]["anchors"]
-    for out in ("out1", "out1b", "out2"):
+    assert res["v1.0.0"]["anchors"] != res["v2.0.0"]["anchors"]
+    for out in ("out1", "out1b", "out3"):
         assert token.encode() not in _all_text(tmp_path / out)
     assert token not in first.stdout + first.stderr

@@ -68,7 +68,8 @@ def test_a_partial_bundle_without_text_is_built_and_pushed_only_when_allowed(tmp
     assert man["configs_absent"] == ["openbookqa", "med_qa", "legalbench", "math_chain_of_thought", "narrative_qa",
                                      "natural_qa_closedbook", "natural_qa_openbook_longans", "wmt_14"]
     rows = pd.read_parquet(folder / "gsm" / "test-00000-of-00001.parquet")
-    assert list(rows.columns) == ["instance_id"] and len(rows) == 10
+    assert list(rows.columns) == ["item_id", "instance_id"] and len(rows) == 10
+    assert all(i == f"gsm.{j}" for i, j in zip(rows["item_id"], rows["instance_id"]))  # the estimator's ids
     card = (folder / "README.md").read_text()
     assert "This build holds 2 of the 10 configs" in card and "The examples' text is not included" in card
     est = json.loads((folder / "estimator.json").read_text())
@@ -112,19 +113,26 @@ def test_the_main_job_releases_every_real_tiny_benchmark(tmp_path):
     summary = json.loads((out / "release.json").read_text())["benchmarks"]
     assert list(summary) == ["tinyAlpacaEval", "tinyGSM8k", "tinyHELM", "tinyWMDP_bio", "tinyIFEval",
                              "tinyArcChallengeV2", "tinyOpenLLMLeaderboardV2"]
-    assert summary["tinyIFEval"]["validation"]["configs"] == {"default": {"test": 100}}
-    assert summary["tinyOpenLLMLeaderboardV2"]["validation"]["configs"] == {"ifeval": {"test": 100},
-                                                                           "arc_challenge": {"test": 100}}
+    # each config's pool split: every item (IFEval's 541 prompts, ARC-Challenge's 1,172 questions)
+    assert summary["tinyIFEval"]["validation"]["configs"] == {"default": {"test": 100, "pool": 541}}
+    assert summary["tinyOpenLLMLeaderboardV2"]["validation"]["configs"] == {"ifeval": {"test": 100, "pool": 541},
+                                                                           "arc_challenge": {"test": 100, "pool": 1172}}
     v2 = read_manifest(out / "tinyOpenLLMLeaderboardV2")
     assert v2["content_missing"] == ["arc_challenge", "ifeval"] and "harness_tasks" not in v2
     assert v2["configs_absent"] == ["bbh", "math_hard", "gpqa", "musr", "mmlu_pro"]
-    assert summary["tinyHELM"]["validation"]["configs"] == {c: {"test": 100} for c in (
-        "openbookqa", "gsm", "med_qa", "math_chain_of_thought", "mmlu")}
-    assert summary["tinyGSM8k"]["validation"]["configs"] == {"main": {"test": 100, "train": 7473}}
+    # HELM Lite's 500, 1,000, 1,000, 437 and 567 instances
+    assert summary["tinyHELM"]["validation"]["configs"] == {c: {"test": 100, "pool": n} for c, n in (
+        ("openbookqa", 500), ("gsm", 1000), ("med_qa", 1000), ("math_chain_of_thought", 437), ("mmlu", 567))}
+    assert summary["tinyGSM8k"]["validation"]["configs"] == {"main": {"test": 100, "train": 7473, "pool": 1319}}
     gsm = load_dataset(str(out / "tinyGSM8k"), "main", cache_dir=str(tmp_path / "cache"))
-    assert gsm["train"].data.nbytes == 27_470_490  # the published tinyGSM8k train split's size
+    # the published tinyGSM8k train split's size, plus the item_id column every split carries now
+    assert gsm["train"].data.table.drop_columns(["item_id"]).nbytes == 27_470_490
+    assert gsm["test"]["item_id"] == json.loads((out / "tinyGSM8k" / "estimator.json").read_text())["anchor_ids"]
     wmdp = load_dataset(str(out / "tinyWMDP_bio"), split="test", cache_dir=str(tmp_path / "cache"))
     assert wmdp.column_names == ["item_id", "question", "choices", "answer", "input_formatted"]
     assert (out / "tinyWMDP_bio" / "lm_eval" / "tinyWMDP_bio.yaml").is_file()
+    assert (out / "tinyWMDP_bio" / "lm_eval" / "tinyWMDP_bio_pool.yaml").is_file()
+    pool = load_dataset(str(out / "tinyWMDP_bio"), split="pool", cache_dir=str(tmp_path / "cache"))
+    assert pool.num_rows == 1273 and pool.column_names == wmdp.column_names
     assert read_manifest(out / "tinyHELM")["content_missing"] == ["gsm", "math_chain_of_thought", "med_qa", "mmlu",
                                                                   "openbookqa"]

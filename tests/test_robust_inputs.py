@@ -498,7 +498,7 @@ def test_the_card_pastes_ids_as_python_literals(tmp_path):
     inputs.manifest.update(repo_id=evil, tag=evil_tag)
     text = str(render_card(inputs))
     blocks = re.findall(r"```python\n(.*?)```", text, re.S)
-    assert len(blocks) >= 3
+    assert len(blocks) >= 2  # loading (rows and estimator from one snapshot), estimating
     literals = set()
     for code in blocks:
         tree = ast.parse(code)

@@ -14,7 +14,7 @@ def test_validate_folder_accepts_a_build_and_names_problems(tmp_path, monkeypatc
     monkeypatch.delenv("HF_TOKEN", raising=False)
     good = make_folder(tmp_path / "good", seed=8)
     report = validate_folder(good)
-    assert report["configs"] == {"default": {"test": 5}} and report["anchors"] == 5 and report["files"] == 6
+    assert report["configs"] == {"default": {"test": 5}} and report["anchors"] == 5 and report["files"] == 7
 
     def broken(name, mutate):
         folder = make_folder(tmp_path / name, seed=8)
@@ -33,7 +33,7 @@ def test_validate_folder_accepts_a_build_and_names_problems(tmp_path, monkeypatc
     assert "contains the Hub token" in broken("token", lambda f: rewrite(f, "estimator.py", lambda s: s + "# hf_secret_for_validate_0123456789\n"))
     (good / ".hidden").write_text("never published, never checked")  # hidden files are ignored
     monkeypatch.delenv("HF_TOKEN")
-    assert validate_folder(good)["files"] == 6
+    assert validate_folder(good)["files"] == 7
 
 
 def test_validate_folder_checks_the_registry_spec(tmp_path, monkeypatch):

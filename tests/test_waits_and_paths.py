@@ -83,7 +83,8 @@ def test_a_stalled_hub_fails_a_push_within_the_bound(silent, tmp_path):
     folder = make_folder(tmp_path / "f", version="1.0.0")
     env = {**os.environ, "HF_ENDPOINT": f"http://127.0.0.1:{silent.port}", "HF_HOME": str(tmp_path / "hf"),
            "HF_TOKEN": "hf_dummy", "HF_HUB_DISABLE_XET": "1", "TINYBENCH_HUB_TIMEOUT": "1",
-           "HF_HUB_ETAG_TIMEOUT": "1", "HF_HUB_DOWNLOAD_TIMEOUT": "1", "HF_HUB_OFFLINE": "0"}  # online (fresh clone)
+           "HF_HUB_ETAG_TIMEOUT": "1", "HF_HUB_DOWNLOAD_TIMEOUT": "1",
+           "HF_HUB_OFFLINE": "0"}  # online even inside an offline run (the fresh-clone test's)
     got = run_in_client(env, hub_clients.timed_publish, str(folder), REPO, "1.0.0", timeout=120).result
     assert got["type"] == "WaitTimeout" and got["exit_code"] == 5, got
     assert f"the Hub at http://127.0.0.1:{silent.port} did not answer within 1 s" in got["error"], got
@@ -151,7 +152,7 @@ def test_an_ingest_of_hub_models_from_a_stalled_hub_fails_within_the_bound(silen
     out = tmp_path / "o.parquet"
     env = {"HF_ENDPOINT": f"http://127.0.0.1:{silent.port}", "HF_HOME": str(tmp_path / "hf"), "HF_TOKEN": "hf_dummy",
            "HF_HUB_DISABLE_XET": "1", "TINYBENCH_HUB_TIMEOUT": "1", "HF_HUB_ETAG_TIMEOUT": "1",
-           "HF_HUB_DOWNLOAD_TIMEOUT": "1", "HF_HUB_OFFLINE": "0"}  # online, also in the fresh-clone run
+           "HF_HUB_DOWNLOAD_TIMEOUT": "1", "HF_HUB_OFFLINE": "0"}  # online even inside an offline run
     t0 = time.monotonic()
     proc = _cli(["ingest", "--hub-models", str(models), "--task", "mmlu", "--out", str(out), "--retries", "1",
                  "--jobs", "1", "--progress", "none"], env=env, timeout=120)

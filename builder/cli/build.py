@@ -46,7 +46,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="dataset version for the manifest and card (default 0.0.0)")
     pb.add_argument("--version", dest="release_version", action=VersionOrValue, metavar="X.Y.Z",
                     help="alone: print the program's version; with X.Y.Z: the old spelling of --release-version")
-    pb.add_argument("--previous", default=None, metavar="DIR", help="folder of the previous version (card changelog)")
+    pb.add_argument("--previous", default=None, metavar="DIR",
+                    help="folder of the previous version (card changelog; default: --update-from)")
+    pb.add_argument("--update-from", default=None, metavar="PREVIOUS_DIR",
+                    help="keep the design of this previous version's folder (its items, anchor ids and order, strata "
+                         "and weights: the same tiny-split rows, so results logged against it stay valid) and refit "
+                         "the IRT model, the regression and the calibration on RESPONSES; new items join the IRT "
+                         "fit only, a new config of a bundle is calibrated against the kept IRT parameters")
     pb.add_argument("--repo-id", default=None, metavar="OWNER/NAME",
                     help="Hub repository shown in the card and the lm-eval task files (default: NAME in your Hub token's namespace, or local/NAME without a token: never another organisation's)")
     pb.add_argument("--item-order", choices=params.ITEM_ORDERS, default="upstream",
@@ -79,7 +85,8 @@ def run_build(args: argparse.Namespace) -> int:
                            item_order=args.item_order, fit=FitOptions(n_dims=args.dims, design=args.design,
                                                          n_seeds=args.kmeans_seeds))
     out = build_benchmark(spec, _responses_arg(spec, args.responses), content, options, out=args.out,
-                          previous=args.previous, progress=verbosity(args) >= 0)
+                          previous=args.previous, progress=verbosity(args) >= 0,
+                          update_from=args.update_from)
     log.info(f"wrote {out}/ ({', '.join(sorted(p.name for p in Path(out).iterdir()))})")
     print(validation_table({spec.name: out}))
     return 0

@@ -20,17 +20,25 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Estimate full-benchmark scores of the models in SCORES from their anchor results. Only anchor "
                     "columns are read; missing anchors are allowed.",
     )
-    pe.add_argument("dir", metavar="DIR", help="folder written by `fit` (or a tiny dataset folder)")
+    pe.add_argument("dir", metavar="DIR",
+                    help="folder written by `fit` or `build`, or a released version hub:OWNER/NAME@REVISION (its rows "
+                         "and estimator from one commit)")
     pe.add_argument("scores", metavar="SCORES",
-                    help="score table in the formats `fit` reads, one row per model; or a folder of "
-                         "lm-evaluation-harness --log_samples output of the tiny task (results are matched "
-                         "to the rows by document, so the order of the records does not matter)")
+                    help="score table in the formats `fit` reads, one row per model (anchor columns, or full rows: "
+                         "read by their anchor labels); or a folder of lm-evaluation-harness --log_samples output of "
+                         "the tiny task (results are matched to the rows by document, so the order of the records "
+                         "does not matter) or of the full benchmark (its anchor documents give the estimate; the "
+                         "exact full score is shown too)")
     pe.add_argument("--task", default=None, metavar="NAME",
                     help="harness logs: the lm-eval task to read (default: the dataset's own, e.g. tinyMMLU)")
     pe.add_argument("--metric", default=None, metavar="NAME",
                     help="harness logs: per-sample metric (default: acc_norm; exact_match for tinyGSM8k, acc for "
                          "tinyTruthfulQA)")
     pe.add_argument("--filter", default=None, metavar="NAME", help="harness logs: lm-eval filter (tinyGSM8k: strict-match)")
+    pe.add_argument("--results-from", default=None, metavar="VERSION|DESIGN",
+                    help="the dataset version (e.g. 1.0.0) or design hash the results were made against: results "
+                         "of another design are refused, naming both versions (an earlier version whose design "
+                         "DIR keeps is accepted)")
     pe.add_argument("--out", metavar="FILE",
                     help="write the estimates to FILE instead of a table on stdout, in the format its name ends "
                          "with: .csv, .tsv, .json (a list of records) or .parquet; never one of the inputs")
@@ -49,11 +57,11 @@ def run_estimate(args: argparse.Namespace) -> int:
         from builder.estimate import estimate_from_logs
 
         frame, notes = estimate_from_logs(args.dir, args.scores, task=args.task, metric=args.metric,
-                                          filter=args.filter)
+                                          filter=args.filter, version=args.results_from)
         for note in notes:
             log.info(f"note: {note}")
     else:
-        frame = estimate_table(args.dir, args.scores)
+        frame = estimate_table(args.dir, args.scores, version=args.results_from)
     if args.out:
         write_estimates(frame, args.out)
         log.info(f"wrote {len(frame)} estimate(s) to {args.out}")

@@ -1,7 +1,7 @@
-"""Command line: ``python -m builder {ingest,fit,estimate,build,import-original,release,simulate} ...`` (``tinybench-builder``).
+"""Command line: ``python -m builder {ingest,fit,estimate,adaptive,build,import-original,release,simulate} ...`` (``tinybench-builder``).
 
 One module per command (:mod:`builder.cli.ingest`, :mod:`~builder.cli.fit`,
-:mod:`~builder.cli.estimate`, :mod:`~builder.cli.build`, :mod:`~builder.cli.original`,
+:mod:`~builder.cli.estimate`, :mod:`~builder.cli.adaptive`, :mod:`~builder.cli.build`, :mod:`~builder.cli.original`,
 :mod:`~builder.cli.release`, :mod:`~builder.cli.simulate`), each registering its subparser and a
 thin handler over the library; this module assembles them. Errors become one line in one place
 (:mod:`builder.cli._run`). ``release.py`` (repository root) is :func:`release_main`: the
@@ -14,22 +14,23 @@ import argparse
 import sys
 from pathlib import Path
 
-from builder.cli import build, estimate, fit, ingest, original, release, simulate
+from builder.cli import adaptive, build, estimate, fit, ingest, original, release, simulate
 from builder.cli._args import add_common
 
 __all__ = ["main", "release_main", "build_parser", "COMMANDS"]
 
 #: the command modules, in the order ``--help`` lists them
-COMMANDS = (ingest, fit, estimate, build, original, release, simulate)
+COMMANDS = (ingest, fit, estimate, adaptive, build, original, release, simulate)
 
 EPILOG = """\
 examples:
-  python -m builder simulate --models 80 --items 2000 --out sim.parquet
+  python -m builder simulate --models 80 --items 2000 --holdout 20 --out sim.parquet   # + new_models.parquet
   python -m builder fit sim.parquet --anchors 100 --out tiny_sim
   python -m builder estimate tiny_sim new_models.parquet --out estimates.csv
   python -m builder build tinyAlpacaEval --responses alpaca_eval_2.parquet \
       --content test=alpaca_eval.parquet --out build/tinyAlpacaEval
   python -m builder estimate build/tinyMMLU lm_eval_output/      # lm-eval logs of tinyMMLU
+  python -m builder adaptive tiny_sim --answers new_models.parquet --budget 200   # adaptive, answered from a table
   python -m builder release --config release-local.toml --release-version 1.0.0   # = python release.py ...
 """
 

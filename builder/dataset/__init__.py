@@ -13,6 +13,7 @@ from builder.dataset.build import build_benchmark
 from builder.dataset.content import parse_content_args
 from builder.dataset.options import ITEM_ORDERS, LOCAL_NAMESPACE, BuildOptions, check_repo_id, hub_id_problem, own_namespace
 from builder.dataset.original import check_reference, import_original
+from builder.dataset.versions import config_hashes, design_changes
 
 __all__ = ["build_benchmark", "BuildOptions", "ITEM_ORDERS", "check_repo_id", "hub_id_problem", "own_namespace", "LOCAL_NAMESPACE", "parse_content_args",
-           "import_original", "check_reference"]
+           "import_original", "check_reference", "design_changes", "config_hashes"]

@@ -26,6 +26,7 @@ deterministic npz and PNG, and no absolute paths (inputs are named by base name 
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -37,10 +38,13 @@ from builder.registry import BenchmarkSpec, get_benchmark, normalization, subsce
 from builder.dataset.cards import CardInputs, write_card_files
 from builder.dataset.options import BuildOptions
 from builder.dataset.content import load_content, local_tiny_content, match_content, source_content
-from builder.model import fit_estimator
+from builder.model import extend_estimator, fit_estimator
 from builder.read import ResponseMatrix, subscenario_of
 from builder.dataset.plan import BuildInputs, EstimatorFit, FolderPlan, plan_folder
 from builder.dataset.responses import assign_items, present_configs, read_responses
+from builder.dataset.versions import PreviousDesign, compare, keep_for, read_design
+from builder.errors import BuildError
+from builder.layout import config_anchor_ids
 
 __all__ = ["build_benchmark", "read_inputs", "fit_estimators", "write_folder"]
 
@@ -55,6 +59,7 @@ def build_benchmark(
     previous: str | os.PathLike | None = None,
     templates: str | os.PathLike | None = None,
     progress: bool = False,
+    update_from: str | os.PathLike | None = None,
 ) -> Path:
     """Fit, select anchors and write the tiny dataset folder ``out``; returns ``out``.
 
@@ -73,8 +78,17 @@ def build_benchmark(
     out : path
         Output folder (replaced atomically; an existing folder must be a previous build or empty).
     previous : path, optional
-        Folder of the previous version: the card's changelog lists anchors in/out and the
-        change of the validation errors.
+        Folder of the previous version: the card's changelog lists anchors in/out, how the
+        estimates of the models both versions know moved, and the change of the validation
+        errors. Default: ``update_from``.
+    update_from : path, optional
+        Folder of the previous version whose design this build keeps (``build --update-from``):
+        its item set, anchor ids and order, strata and weights, so the tiny split's rows are
+        the same (the same parquet bytes for the same content) and every result logged against
+        it stays valid; the IRT model, the regression and the calibration are fitted again on
+        ``responses`` (:func:`builder.model.fitting.fit_estimator` ``keep_design``). Items the
+        previous version lacks join the IRT fit only; a config it lacks (a bundle that grew)
+        is calibrated against its IRT parameters held fixed (:mod:`builder.model.extend`).
     templates : path, optional
         Card templates (default ``dataset_cards/``).
     progress : bool
@@ -87,10 +101,18 @@ def build_benchmark(
     options.anchors_for(spec.anchors)
     out = Path(out)
     layout.check_replaceable(out)  # fail before the fit, not after it
+    kept = read_design(update_from, spec.name) if update_from is not None else None
+    if kept is not None and options.anchors is None and kept.anchors_per_config() is not None:
+        # the kept design's anchors per config (also what a config added to a bundle gets)
+        options = replace(options, anchors=kept.anchors_per_config())
+    previous = update_from if previous is None else previous
     prev = CardInputs.from_folder(previous) if previous is not None else None
     inputs = read_inputs(spec, responses, content, options.item_order)
-    fits = fit_estimators(inputs.spec, inputs, options, progress=progress)
-    return write_folder(plan_folder(inputs.spec, inputs, fits, options), out, previous=prev, templates=templates)
+    fits = fit_estimators(inputs.spec, inputs, options, progress=progress, kept=kept)
+    changes = compare(previous, fits) if previous is not None else None
+    plan = plan_folder(inputs.spec, inputs, fits, options, previous=changes,
+                       updated_from=kept.record() if kept is not None else None)
+    return write_folder(plan, out, previous=prev, templates=templates)
 
 
 def read_inputs(spec: BenchmarkSpec, responses: Any, content: Mapping[str, str] | None = None,
@@ -112,11 +134,20 @@ def read_inputs(spec: BenchmarkSpec, responses: Any, content: Mapping[str, str] 
 
 
 def fit_estimators(spec: BenchmarkSpec, inputs: BuildInputs, options: BuildOptions,
-                   progress: bool = False) -> list[EstimatorFit]:
-    """One fit per estimator: all configs together (a bundle, or a single config), else one per config."""
+                   progress: bool = False, kept: PreviousDesign | None = None) -> list[EstimatorFit]:
+    """One fit per estimator: all configs together (a bundle, or a single config), else one per config.
+
+    ``kept``: the previous version whose designs the estimators keep (``update_from``).
+    """
     matrix, assigned = inputs.matrix, inputs.assigned
     k = options.anchors_for(spec.anchors)
     groups = [spec.configs] if (spec.joint or len(spec.configs) == 1) else [[c] for c in spec.configs]
+    if kept is not None:
+        dropped = [name for name in kept.manifest["configs"] if name not in {c.name for c in spec.configs}]
+        if dropped:
+            raise BuildError(f"--update-from: version {kept.version} has config(s) {', '.join(dropped)} that this "
+                             "build has no responses for; an update keeps every config (a version without them "
+                             "needs a fresh design: a new major version)")
     fits = []
     for configs in groups:
         cols, ids, scen, sub = [], [], [], []
@@ -146,11 +177,26 @@ def fit_estimators(spec: BenchmarkSpec, inputs: BuildInputs, options: BuildOptio
         weights, norms = _leaderboard_weighting(configs, assigned)
         if norms:  # the leaderboard's normalised score from the estimate (builder.registry.leaderboard_v2)
             metadata["normalization"] = norms
-        result = fit_estimator(sub_m, n_anchors=k * len(configs), seed=options.seed, progress=progress,
-                               metadata=metadata, scenario_order=[c.scenario for c in configs],
-                               subscenario_weights=weights, **options.fit.as_kwargs())
         path = "" if len(groups) == 1 else configs[0].name
-        fits.append(EstimatorFit(path, tuple(configs), result.estimator, result.report, content_of))
+        design = keep_for(kept, configs, path) if kept is not None else None
+        if design is not None and kept is not None and options.anchors is not None:
+            kept_k = {c.name: len(config_anchor_ids(design, c.scenario)) for c in configs
+                      if c.scenario in design.scenarios}
+            if any(n != k for n in kept_k.values()):
+                raise BuildError(f"--anchors {k}: the design kept from version {kept.version} has "
+                                 f"{', '.join(f'{n} anchors in {c}' for c, n in kept_k.items())}; an update keeps "
+                                 "them (leave --anchors out)")
+        kwargs = dict(n_anchors=k * len(configs), seed=options.seed, progress=progress, metadata=metadata,
+                      scenario_order=[c.scenario for c in configs], subscenario_weights=weights,
+                      **options.fit.as_kwargs())
+        if design is not None and set(c.scenario for c in configs) - set(design.scenarios):
+            # a bundle that gained a config: the kept IRT parameters held fixed, the new items calibrated
+            result = extend_estimator(design, sub_m, **kwargs)
+        elif design is not None:
+            result = fit_estimator(sub_m, keep_design=design, **kwargs)
+        else:
+            result = fit_estimator(sub_m, **kwargs)
+        fits.append(EstimatorFit(path, tuple(configs), result.estimator, result.report, content_of, sub_m))
     return fits
 
 

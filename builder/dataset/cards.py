@@ -53,7 +53,7 @@ DEFAULT_TEMPLATE = "tiny_benchmark.md"
 PLOT_DPI = 100
 
 __all__ = ["CardInputs", "write_card", "write_card_files", "render_card", "card_data", "plot_validation",
-           "changelog", "changelog_markdown", "size_category", "TEMPLATES_DIR"]
+           "changelog", "changelog_markdown", "versions_markdown", "size_category", "TEMPLATES_DIR"]
 
 
 def card_data(manifest: dict, spec) -> Any:
@@ -215,14 +215,19 @@ def changelog(current: CardInputs, previous: CardInputs | None) -> dict:
     """What changed since ``previous`` (the card inputs of the previous release's folder).
 
     ``{"version", "previous_version", "anchors": {config: {"added", "removed", "kept"}},
-    "errors": [{"scenario", "metric", "before", "after"}]}``; ``previous_version`` is None
-    (and the rest empty) for a first release.
+    "errors": [{"scenario", "metric", "before", "after"}], "moved": {config: {...}}}``;
+    ``previous_version`` is None (and the rest empty) for a first release. ``moved`` is the
+    manifest's ``previous`` table (:func:`builder.dataset.versions.compare`): per config, whether
+    the design is kept and how the estimates of the models both versions know moved.
     """
     out: dict[str, Any] = {"version": current.manifest.get("version"), "previous_version": None, "anchors": {},
-                           "errors": []}
+                           "errors": [], "moved": {}}
     if previous is None:
         return out
     out["previous_version"] = previous.manifest.get("version")
+    recorded = current.manifest.get("previous") or {}
+    if recorded.get("version") == out["previous_version"]:
+        out["moved"] = dict(recorded.get("configs") or {})
     now_a, old_a = current.anchors, previous.anchors
     for name, ids in now_a.items():
         before = old_a.get(name)
@@ -231,7 +236,7 @@ def changelog(current: CardInputs, previous: CardInputs | None) -> dict:
             continue
         bset, nset = set(before), set(ids)
         out["anchors"][name] = {"added": [a for a in ids if a not in bset], "removed": [a for a in before if a not in nset],
-                                "kept": len(bset & nset)}
+                                "kept": len(bset & nset), "same_order": list(before) == list(ids)}
     for name in old_a:
         if name not in now_a:
             out["anchors"][name] = {"added": [], "removed": list(old_a[name]), "kept": 0, "dropped_config": True}
@@ -262,8 +267,8 @@ def changelog_markdown(ch: dict, max_ids: int = 20) -> Markdown:
         return Markdown(f"* **{text(ch.get('version'))}**: first release of this build (no previous version to "
                         "compare with).")
     lines = [f"**{text(ch['version'])}** (previous: {text(ch['previous_version'])})", ""]
-    for name, a in ch["anchors"].items():
-        name = code(name)
+    for raw, a in ch["anchors"].items():
+        name = code(raw)
         if a.get("new_config"):
             lines.append(f"* config {name}: new ({len(a['added'])} anchors)")
             continue
@@ -271,18 +276,35 @@ def changelog_markdown(ch: dict, max_ids: int = 20) -> Markdown:
             lines.append(f"* config {name}: removed")
             continue
         if not a["added"] and not a["removed"]:
-            lines.append(f"* config {name}: same {a['kept']} anchors")
+            kept = (f"same {a['kept']} anchors in the same order and strata: results logged against "
+                    f"{text(ch['previous_version'])} are results of this version"
+                    if (ch.get("moved") or {}).get(raw, {}).get("design_kept")
+                    else f"same {a['kept']} anchors" + ("" if a.get("same_order", True) else ", in another order"))
+            lines.append(f"* config {name}: {kept}")
             continue
 
         def ids(xs):
             shown = ", ".join(code(x) for x in xs[:max_ids])
             return shown + (f", ... {len(xs) - max_ids} more" if len(xs) > max_ids else "")
 
-        lines.append(f"* config {name}: {a['kept']} anchors kept, {len(a['added'])} in, {len(a['removed'])} out")
+        prev = text(ch["previous_version"])
+        lines.append(f"* config {name}: {a['kept']} anchors kept, {len(a['added'])} in, {len(a['removed'])} out: "
+                     f"a new design; results logged against {prev} are estimated by {prev}'s estimator, not this one's")
         if a["added"]:
             lines.append(f"  * in: {ids(a['added'])}")
         if a["removed"]:
             lines.append(f"  * out: {ids(a['removed'])}")
+    moved = {name: m["estimates_moved"] for name, m in ch.get("moved", {}).items() if m.get("estimates_moved")}
+    if moved:
+        lines += ["", (f"How the estimates of the models both versions know moved ({text(ch['previous_version'])}'s "
+                       "estimator on its anchors -> this version's on its own; the same results when the design is "
+                       "kept):"), "",
+                  "| config | models | mean abs. change | max abs. change | rank correlation |",
+                  "|---|---:|---:|---:|---:|"]
+        for name, m in moved.items():
+            rho = "n/a" if m.get("spearman") is None else f"{m['spearman']:.3f}"
+            lines.append(f"| {text(name)} | {m['models']} | {m['mean_abs_change']:.4f} | {m['max_abs_change']:.4f} | "
+                         f"{rho} |")
     if ch["errors"]:
         lines += ["", "Validation (out-of-fold), previous -> this version:", "",
                   "| scenario | metric | previous | this version | change |", "|---|---|---:|---:|---:|"]
@@ -292,6 +314,33 @@ def changelog_markdown(ch: dict, max_ids: int = 20) -> Markdown:
                 f"{a - b:+.0%}" if m == "coverage" else f"{a - b:+.3f}" if m == "spearman" else f"{a - b:+.4f}")
             lines.append(f"| {text(e['scenario'])} | {_METRIC_LABEL[m]} | {_fmt(b, m)} | {_fmt(a, m)} | {delta} |")
     return Markdown("\n".join(lines))
+
+
+def versions_markdown(manifest: dict) -> Markdown:
+    """The card's statement of the design and of the earlier versions whose results this one estimates."""
+    design = manifest.get("design") or {}
+    if not design.get("hash"):
+        return Markdown("")
+    version = str(manifest.get("version"))
+    lines = [(f"Design {code(str(design['hash'])[:12])} (full hash in `manifest.json`, `design.hash`): the sha256 of "
+              "the anchor ids, their order and strata. Versions with the same design have the same tiny-split rows, "
+              "so a result logged against one is a result of the other.")]
+    configs = design.get("configs") or {}
+    if len(configs) > 1:
+        lines.append("Per config: " + ", ".join(f"{code(n)} {code(str(h)[:12])}" for n, h in configs.items()) + ".")
+    earlier = [str(v) for v in design.get("re_estimates") or []]
+    upd = design.get("updated_from") or {}
+    if earlier:
+        lines.append(f"This version re-estimates the results of version{'s' if len(earlier) > 1 else ''} "
+                     f"{', '.join(text(v) for v in earlier)}: {'their' if len(earlier) > 1 else 'its'} anchors are kept"
+                     + (" (this version adds configs)" if upd and upd.get("design_hash") != design["hash"] else "")
+                     + f"; declare them, e.g. {code(f'est.estimate(scores, version={earlier[-1]!r})')}.")
+    else:
+        lines.append("It re-estimates no earlier version's results: results logged against an earlier version "
+                     "are estimated by that version's estimator. Declare the version results were made against "
+                     f"({code(f'est.estimate(scores, version={version!r})')}) and those of another design are "
+                     "refused.")
+    return Markdown(" ".join(lines))
 
 
 # ============================================================================ rendering
@@ -413,10 +462,12 @@ def render_card(card: CardInputs, previous: CardInputs | None = None,
             "id_column": sc.item_id_column if sc and sc.item_id_column in tiny["columns"] else "",
             "full_split_note": _full_split_note(sc, c["splits"]) if sc else "",
             "splits": [{"name": s, **v} for s, v in c["splits"].items()],
+            "pool_split": c.get("pool_split") if c.get("pool_split") in c["splits"] else "",
+            "scenario": c.get("scenario", name),
         })
     estimators = []
     for e in manifest.get("estimators", []):
-        estimators.append({"n_dims": "?", **e, "prefix": f"{e['path']}/" if e["path"] else ""})
+        estimators.append({"n_dims": "?", "kept": None, **e, "prefix": f"{e['path']}/" if e["path"] else ""})
     params = manifest.get("parameters", {})
     shown_params = {k: ("chosen by validation" if k == "n_dims" and v is None else v)
                     for k, v in params.items() if v is not None or k == "n_dims"}
@@ -439,8 +490,9 @@ def render_card(card: CardInputs, previous: CardInputs | None = None,
         design=params.get("design", "kmeans"),
         configs=configs, estimators=estimators, inputs=manifest.get("inputs", {}), parameters=shown_params,
         validation=validation, plot=plot, plot_note=Markdown(plot_note or ""),
-        harness_tasks=harness, changelog=changelog_markdown(ch),
+        harness_tasks=harness, changelog=changelog_markdown(ch), versions=versions_markdown(manifest),
         harness_files=list(manifest.get("harness_tasks") or []),
+        harness_pool_tasks=[Path(f).stem for f in manifest.get("harness_tasks") or [] if f.endswith("_pool.yaml")],
         harness_group=spec.name if len(harness) > 1 and manifest.get("harness_tasks") else "",
         harness_group_file=f"{layout.HARNESS_DIR}/{spec.name}.yaml",
         configs_absent=list(manifest.get("configs_absent") or []),

@@ -325,8 +325,8 @@ def load_content(
                 raise BuildError(f"config {c.name!r}, split {split!r}: the content has no column "
                                  f"{c.item_id_column!r} (the spec's item_id_column); it has: "
                                  f"{', '.join(table.column_names)}")
-            ids = content_item_ids(table, (wanted or {}).get(c.name) if split == c.tiny_split else None,
-                                   c.item_id_column)
+            # the full splits' ids follow the tiny split's kind of id (MMLU dev: <subject>.<index>)
+            ids = content_item_ids(table, (wanted or {}).get(c.name), c.item_id_column)
             out[(c.name, split)] = ContentTable(table, ids, source_rec)
             expected = getattr(c, "eval_size", None) if split == c.tiny_split else \
                 (getattr(c, "split_sizes", None) or {}).get(split)

@@ -6,7 +6,8 @@
         --log_samples --output_path results/
     python -m builder estimate DIR results/
 
-One ``<task>.yaml`` per config that has a harness task, written as lm-eval's own
+One ``<task>.yaml`` per config that has a harness task (and ``<task>_pool.yaml``, the same task over the
+``pool`` split: every item, for adaptive evaluation), written as lm-eval's own
 ``lm_eval/tasks/tinyBenchmarks/*.yaml`` are: the dataset is the folder's Hub repository pinned
 to its release tag (``dataset_kwargs: {revision: ...}``), the tiny split is the test split, and
 the per-row metrics are plain means (``builder estimate`` turns the logged per-row results into
@@ -39,9 +40,11 @@ from typing import Any, Mapping, Sequence
 from builder.registry import BenchmarkSpec, ConfigSpec
 from builder.layout import HARNESS_DIR
 
-__all__ = ["HARNESS_DIR", "UTILS_MODULE", "task_files", "task_settings", "UTILS_SOURCE"]
+__all__ = ["HARNESS_DIR", "UTILS_MODULE", "POOL_SUFFIX", "task_files", "task_settings", "UTILS_SOURCE"]
 
 UTILS_MODULE = "tiny_utils"
+#: the task over a config's pool split (every item; adaptive evaluation): ``<task>_pool``
+POOL_SUFFIX = "_pool"
 _MEAN = {"aggregation": "mean", "higher_is_better": True}
 
 
@@ -264,11 +267,14 @@ def _functions_in(value: Any) -> set[str]:
 
 
 def task_files(spec: BenchmarkSpec, configs: Mapping[str, Mapping[str, Any]], repo_id: str, tag: str,
-               version: str) -> dict[str, str]:
+               version: str, design: Mapping[str, Any] | None = None) -> dict[str, str]:
     """``{path in the folder: text}`` of the task files of ``spec`` (module docstring).
 
     ``configs`` is the manifest's ``configs`` table (the configs built, their tiny splits).
-    Empty when no config has a harness task (tinyAlpacaEval, tinyHELM).
+    ``design``: the manifest's ``design`` table; each task's ``metadata.design`` is its config's
+    design hash, which lm-eval copies into its results file, so ``builder estimate`` can tell
+    which design a run was made against. Empty when no config has a harness task
+    (tinyAlpacaEval, tinyHELM).
     """
     out: dict[str, str] = {}
     tasks: list[str] = []
@@ -283,10 +289,19 @@ def task_files(spec: BenchmarkSpec, configs: Mapping[str, Mapping[str, Any]], re
                   "dataset_kwargs": {"revision": tag}, "test_split": configs[c.name]["tiny_split"],
                   "num_fewshot": 0, **settings,
                   "metadata": {"version": 1.0, "dataset_version": version,
+                               **({"design": design["configs"][c.name]} if design and c.name in
+                                  design.get("configs", {}) else {}),
                                "source": "written by tinybench-builder; estimate with `python -m builder estimate`"}}
         used |= _functions_in(settings)
         out[f"{HARNESS_DIR}/{c.harness_task}.yaml"] = _yaml(fields)
         tasks.append(c.harness_task)
+        pool = configs[c.name].get("pool_split")
+        if pool and c.harness_task:  # every item: what adaptive evaluation asks from, a batch at a time (--samples / samples=)
+            out[f"{HARNESS_DIR}/{c.harness_task}{POOL_SUFFIX}.yaml"] = _yaml({
+                **fields, "task": c.harness_task + POOL_SUFFIX, "test_split": pool,
+                "metadata": {**fields["metadata"], "source": "written by tinybench-builder; every item of the "
+                             "estimator (the pool split): evaluate the items an adaptive session asks for with "
+                             "--samples (docs/ADAPTIVE.md)"}})
     if len(tasks) > 1:  # a bundle: the group of its tasks
         out[f"{HARNESS_DIR}/{spec.name}.yaml"] = _yaml({"group": spec.name, "task": tasks,
                                                         "metadata": {"version": 1.0, "dataset_version": version}},

@@ -22,11 +22,12 @@ from builder.dataset.options import BuildOptions
 from builder.errors import BuildError
 from builder.dataset.content import ID_COLUMNS, IDS_ONLY, INPUT_COLUMN, ContentTable, fewshot_split, logged_prompts
 from builder.dataset.harness_tasks import task_files
-from builder.layout import DATASET_FORMAT, MANIFEST_SCHEMA_VERSION, config_anchor_ids, data_path, to_jsonable
+from builder.layout import (DATASET_FORMAT, ITEM_ID_COLUMN, MANIFEST_SCHEMA_VERSION, POOL_SPLIT, config_anchor_ids,
+                            config_design_hash, config_item_ids, data_path, dataset_design_hash, to_jsonable)
 from builder.read import ResponseMatrix
 from builder.dataset.responses import ConfigItems
 
-__all__ = ["BuildInputs", "EstimatorFit", "DataFile", "FolderPlan", "plan_folder", "split_table"]
+__all__ = ["BuildInputs", "EstimatorFit", "DataFile", "FolderPlan", "plan_folder", "split_table", "with_item_ids"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,8 @@ class EstimatorFit:
     estimator: _estimator.TinyEstimator
     report: dict
     content_of: dict[str, dict[str, str]]
+    #: the training matrix (estimator item ids): the changelog re-estimates its models
+    matrix: ResponseMatrix | None = None
 
 
 @dataclass(frozen=True)
@@ -75,8 +78,13 @@ class FolderPlan:
 
 
 def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[EstimatorFit],
-                options: BuildOptions) -> FolderPlan:
-    """The folder of ``spec`` built from ``inputs`` and ``fits`` with ``options`` (pure)."""
+                options: BuildOptions, previous: Mapping | None = None, updated_from: Mapping | None = None) -> FolderPlan:
+    """The folder of ``spec`` built from ``inputs`` and ``fits`` with ``options`` (pure).
+
+    ``previous``: what changed since the previous version (:func:`builder.dataset.versions.compare`),
+    kept in the manifest for the card's changelog; ``updated_from``: the version whose design
+    this build keeps (``build --update-from``).
+    """
     contents = inputs.contents
     configs_info: dict[str, dict] = {}
     prompt_checks: dict[str, dict] = {}
@@ -88,7 +96,7 @@ def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[Estimat
         estimators.append({"path": fit.path, "configs": [c.name for c in fit.configs],
                            "scenarios": list(est.scenarios), "n_anchors": len(est.anchor_ids),
                            "n_items": len(est.item_ids), "n_models": int(fit.report.get("n_models", 0)),
-                           "n_dims": int(est.n_dims)})
+                           "n_dims": int(est.n_dims), **_update_of(fit.report)})
         for c in fit.configs:
             ct = contents[(c.name, c.tiny_split)]
             row_of = {cid: r for r, cid in enumerate(ct.item_ids)}
@@ -101,16 +109,24 @@ def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[Estimat
             check = _prompt_check(c, inputs, ct, few)
             if check is not None:
                 prompt_checks[c.name] = check
+            # the pool: every item of the config, in estimator order, rendered as the tiny split's
+            # rows are (adaptive evaluation asks from all of them)
+            pool_ids = config_item_ids(est, c.scenario)
+            pool = [row_of[fit.content_of[c.name][iid]] for iid in pool_ids]
             splits = {}
-            for split in (s for s in (c.tiny_split, *c.full_splits) if (c.name, s) in contents):
-                table = split_table(c, split, contents[(c.name, split)], rows if split == c.tiny_split else None,
-                                    few, f"config {c.name!r}, split {split!r}")
+            for split, sel in ((c.tiny_split, rows), *((s, None) for s in c.full_splits if (c.name, s) in contents),
+                               (POOL_SPLIT, pool)):
+                source = c.tiny_split if split == POOL_SPLIT else split
+                table = split_table(c, source, contents[(c.name, source)], sel, few, f"config {c.name!r}, split {split!r}")
+                ids = (anchors if split == c.tiny_split else pool_ids if split == POOL_SPLIT
+                       else contents[(c.name, split)].item_ids)
+                table = with_item_ids(c, table, ids)
                 rel = data_path(c.name, split)
                 data.append(DataFile(rel, table))
                 splits[split] = {"path": rel, "rows": table.num_rows, "columns": table.column_names}
             configs_info[c.name] = {
                 "scenario": c.scenario, "tiny_split": c.tiny_split, "splits": splits,
-                "estimator": fit.path, "harness_task": c.harness_task,
+                "pool_split": POOL_SPLIT, "estimator": fit.path, "harness_task": c.harness_task,
                 "harness_metric": getattr(c, "harness_metric", None),
                 "harness_metric_alternatives": list(getattr(c, "harness_metric_alternatives", ()) or ()),
                 "renderer": c.renderer,
@@ -119,6 +135,16 @@ def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[Estimat
             norm = (est.metadata.get("normalization") or {}).get(c.scenario)
             if norm is not None:  # the leaderboard's normalised score from the estimate (v2)
                 configs_info[c.name]["normalization"] = norm
+    config_hashes = {}
+    for fit in fits:
+        for c in fit.configs:
+            config_hashes[c.name] = config_design_hash(fit.estimator, c.scenario)
+    design = {"hash": dataset_design_hash([f.estimator for f in fits], config_hashes), "configs": config_hashes}
+    # the earlier versions whose results this one estimates: those every estimator re-estimates
+    kept = [[d["version"] for d in f.estimator.known_designs()[1:] if d["version"]] for f in fits]
+    design["re_estimates"] = [v for v in kept[0] if all(v in k for k in kept[1:])] if kept else []
+    if updated_from:
+        design["updated_from"] = dict(updated_from)
     manifest: dict[str, Any] = {
         "format": DATASET_FORMAT,
         "schema_version": MANIFEST_SCHEMA_VERSION,
@@ -132,6 +158,7 @@ def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[Estimat
         "joint": bool(spec.joint),
         "configs": configs_info,
         "estimators": estimators,
+        "design": design,
         "inputs": {
             "responses": inputs.records,
             "content": {f"{c}/{s}": ct.source for (c, s), ct in contents.items()},
@@ -149,8 +176,10 @@ def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[Estimat
         manifest["content_missing"] = missing
     if prompt_checks:  # the rendered prompts against those the evaluation logged (v2 details)
         manifest["prompt_check"] = prompt_checks
+    if previous:
+        manifest["previous"] = dict(previous)
     texts = task_files(spec, {n: i for n, i in configs_info.items() if n not in missing}, manifest["repo_id"],
-                       manifest["tag"], manifest["version"])
+                       manifest["tag"], manifest["version"], design)
     if texts:
         manifest["harness_tasks"] = sorted(texts)
     manifest = to_jsonable(manifest)
@@ -158,7 +187,38 @@ def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[Estimat
     return FolderPlan(tuple(fits), tuple(data), manifest, card, tuple(sorted(texts.items())))
 
 
+def _update_of(report: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"kept": ...}`` of an estimator entry when the fit kept a previous version's design
+    (``build --update-from``; the card's *How it was built* says what was kept), else ``{}``."""
+    kept, grown = report.get("kept_design"), report.get("extended")
+    if kept:
+        return {"kept": {"from": kept["version"], "irt_only_items": int(kept.get("irt_only_items", 0))}}
+    if grown:
+        return {"kept": {"from": grown["version"], "new_scenarios": list(grown["new_scenarios"]),
+                           "calibration_models": int(grown["calibration_models"])}}
+    return {}
+
+
 # ============================================================================ data tables
+def with_item_ids(config: ConfigSpec, table: pa.Table, ids: Sequence[str]) -> pa.Table:
+    """``table`` with an ``item_id`` column first (the row's id; in the tiny split the estimator's
+    item id), unless it already has one (``item_id`` or the config's own ``item_id_column``).
+
+    Added to every split of a config, so that its splits share their columns (``load_dataset``
+    of a config reads its splits with one schema).
+    """
+    import datasets
+
+    if ITEM_ID_COLUMN in table.column_names or config.item_id_column in table.column_names:
+        return table
+    if len(ids) != table.num_rows:
+        raise BuildError(f"config {config.name!r}: {len(ids)} item ids for {table.num_rows} rows")
+    features = datasets.Features.from_arrow_schema(table.schema)
+    out = datasets.Features({ITEM_ID_COLUMN: datasets.Value("string"), **features})
+    return pa.Table.from_arrays([pa.array([str(i) for i in ids], type=pa.string()), *table.columns],
+                                schema=out.arrow_schema)
+
+
 def _normalize_type(t: pa.DataType) -> pa.DataType:
     """large_string/large_list -> string/list (what the Hub datasets hold), recursively."""
     if pa.types.is_large_string(t):

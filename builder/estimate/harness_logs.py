@@ -33,9 +33,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from builder.estimate.tables import one_blas_thread
+from builder.estimate.tables import one_blas_thread, resolve_folder
 from builder.estimator import TinyEstimator
-from builder.layout import config_anchor_ids, estimator_folder, is_dataset_folder, read_manifest
+from builder.layout import ITEM_ID_COLUMN, config_anchor_ids, estimator_folder, is_dataset_folder, read_manifest
 from builder.read import SourceError
 from builder.read import doc_index, iter_records, read_json, walk_files
 from builder.read import is_results, results_ts, model_name_from_folder, model_name_from_results, norm_ts, read_samples_file, split_samples_name
@@ -56,6 +56,11 @@ class _Target:
     rows: list[dict] | None  # tiny split rows (None: no data, match by doc_id only)
     estimator_key: str
     anchor_index: list[int]  # row r -> index into the estimator's anchor_ids
+    benchmark: str = ""  # the dataset's name, version and this config's design hash (messages, checks)
+    version: str | None = None
+    design: str | None = None
+    source_task: str | None = None  # the full benchmark's lm-eval task (``builder ingest --task``)
+    prefix: str = ""  # estimator item id = prefix + the full task's item id (bundles: "<scenario>.")
 
 
 @dataclass
@@ -66,6 +71,8 @@ class LogScores:
     models: list[str]
     scores: dict[str, np.ndarray]  # estimator key -> (n_models, k)
     notes: list[str] = field(default_factory=list)
+    #: logs of the full benchmark: each model's exact full score (model -> {config: score})
+    full_scores: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 # ============================================================================ the dataset side
@@ -79,6 +86,7 @@ def _targets(folder: Path, task: str | None) -> tuple[dict[str, TinyEstimator], 
     estimators: dict[str, TinyEstimator] = {}
     targets = []
     configs = manifest["configs"]
+    design = (manifest.get("design") or {}).get("configs") or {}
     for name, c in configs.items():
         key = c.get("estimator", "")
         if key not in estimators:
@@ -94,7 +102,9 @@ def _targets(folder: Path, task: str | None) -> tuple[dict[str, TinyEstimator], 
         if task is not None:
             t = task if len(configs) == 1 else (t if t == task else None)
         targets.append(_Target(name, t, c.get("harness_metric"), tuple(c.get("harness_metric_alternatives") or ()),
-                               rows, key, [pos[a] for a in anchors]))
+                               rows, key, [pos[a] for a in anchors], str(manifest.get("name") or ""),
+                               manifest.get("version"), design.get(name), c.get("source_task") or None,
+                               f"{c['scenario']}." if len(est.scenarios) > 1 else ""))
     if task is not None and not any(t.task == task for t in targets):
         raise ValueError(f"{folder}: no config of this dataset is evaluated by task {task!r} "
                          f"(tasks: {', '.join(str(c.get('harness_task')) for c in configs.values())})")
@@ -118,12 +128,16 @@ def match_rows(docs: dict[int, Any], rows: list[dict] | None, where: str) -> tup
     share, ignoring a column that matches no row at all (a harness ``process_docs`` may
     rewrite a field); at least one column must match, and it must be a column that tells
     the rows apart (``question``, ``input_formatted``: distinct in every row) when the doc
-    has one. Ambiguous matches prefer the row ``doc_id``.
+    has one. Ambiguous matches prefer the row ``doc_id``. The rows' ``item_id`` is a check,
+    not evidence: a document whose text matches a row must carry that row's id, and the id
+    alone matches only rows without any other text (item ids only).
     """
     notes: list[str] = []
     out: dict[int, int] = {}
     n = None if rows is None else len(rows)
-    cols = _text_columns(rows) if rows else []
+    all_cols = _text_columns(rows) if rows else []
+    cols = [c for c in all_cols if c != ITEM_ID_COLUMN] or all_cols
+    check_id = ITEM_ID_COLUMN in all_cols and ITEM_ID_COLUMN not in cols
     index: dict[str, defaultdict[Any, set[int]]] = {c: defaultdict(set) for c in cols}
     for r, row_data in enumerate(rows or []):
         for c in cols:
@@ -161,6 +175,11 @@ def match_rows(docs: dict[int, Any], rows: list[dict] | None, where: str) -> tup
             target = doc_id
         else:
             target = next(iter(cand))
+        if (check_id and rows is not None and isinstance(doc.get(ITEM_ID_COLUMN), str)
+                and doc[ITEM_ID_COLUMN] != rows[target][ITEM_ID_COLUMN]):
+            raise SourceError(f"{where}: the document of doc_id {doc_id} has item_id {doc[ITEM_ID_COLUMN]!r} but the "
+                              f"text of row {target} (item_id {rows[target][ITEM_ID_COLUMN]!r}); are the logs from "
+                              "another version of this dataset?")
         if target != doc_id:
             moved += 1
         out[doc_id] = target
@@ -222,18 +241,77 @@ def _docs(path: Path) -> dict[int, Any]:
     return docs
 
 
+def _logged_design(results: dict | None, task: str) -> tuple[str | None, str | None]:
+    """``(dataset_version, design hash)`` of the task file a run used, from lm-eval's results
+    file (``configs[task].metadata``: what our task files record); ``(None, None)`` without."""
+    meta = (((results or {}).get("configs") or {}).get(task) or {}).get("metadata") or {}
+    if not isinstance(meta, dict):
+        return None, None
+    v, h = meta.get("dataset_version"), meta.get("design")
+    return (str(v) if v is not None else None), (str(h) if isinstance(h, str) else None)
+
+
+def _match(t: _Target, path: Path, results: dict | None) -> tuple[dict[int, int], list[str]]:
+    """:func:`match_rows` for one samples file, with the design the run's task file records:
+    results of another design are refused naming both versions; rows served from another
+    revision than the task file pinned (offline, ``datasets`` serves the newest cached one) are
+    told apart from a task file of another version."""
+    where = str(path)
+    logged_v, logged_h = _logged_design(results, t.task or "")
+    mine = f"{t.benchmark} {t.version}" if t.version else (t.benchmark or "this tiny dataset")
+    theirs = f"{t.benchmark} {logged_v}" if logged_v else "another version"
+    other = logged_h is not None and t.design is not None and logged_h != t.design
+    lh, td = (logged_h or "")[:12], (t.design or "")[:12]  # the hashes as the messages show them
+    docs = _docs(path)
+    has_docs = any(isinstance(d, dict) for d in docs.values())
+    if other and not has_docs:
+        raise SourceError(f"{where}: these logs were made with the task file of {theirs} (design {lh}), "
+                          f"not of {mine} (design {td}), and carry no documents to check the rows "
+                          f"against: estimate them with the folder of {theirs}")
+    try:
+        mapping, notes = match_rows(docs, t.rows, where)
+    except SourceError as exc:
+        if other:
+            raise SourceError(f"{where}: these logs are results of {theirs} (design {lh}), not of {mine} "
+                              f"(design {td}): their documents are not this version's rows. Estimate "
+                              f"them with the folder of {theirs}") from None
+        if logged_h is not None:
+            raise SourceError(f"{exc} The task file that ran them ({theirs}'s) has the design of {mine}, but the rows "
+                              "it ran are not its rows: offline, `datasets` serves the newest cached revision whatever "
+                              "revision the task file pins; estimate them with the folder of the version whose rows "
+                              "they are") from None
+        raise
+    if other:
+        notes.append(f"{where}: the task file was {theirs}'s (design {lh}), but the rows it ran are "
+                     f"{mine}'s (the dataset cache served this revision): estimated with {mine}")
+    return mapping, notes
+
+
 def read_log_scores(folder: str | os.PathLike, logs: str | os.PathLike, task: str | None = None,
-                    metric: str | None = None, filter: str | None = None) -> LogScores:
-    """Anchor results of every model whose logs of the dataset's tiny task(s) are under ``logs``."""
-    folder, logs = Path(folder), Path(logs)
+                    metric: str | None = None, filter: str | None = None, version: str | None = None) -> LogScores:
+    """Anchor results of every model whose logs of the dataset's tiny task(s) are under ``logs``.
+
+    ``folder`` may be ``hub:OWNER/NAME@REVISION`` (:func:`builder.estimate.tables.resolve_folder`).
+    ``version``: the version (or design hash) the logs were made against, checked against the
+    folder's (:meth:`TinyEstimator.design_of`). Logs of the full benchmark (its ``source_task``,
+    not the tiny task) are read too: their anchor documents give the estimate, and the logs also
+    give the exact full score (:attr:`LogScores.full_scores`).
+    """
+    folder, logs = resolve_folder(folder), Path(logs)
     if not logs.is_dir():
         raise NotADirectoryError(f"{logs}: not a folder of lm-evaluation-harness logs")
     estimators, targets = _targets(folder, task)
+    if version is not None:
+        for est in estimators.values():
+            est.design_of(version)
     tasks = {t.task for t in targets if t.task}
     if targets[0].rows is None:  # a `builder fit` folder: logs of the full task, items named as `ingest` does
         return _read_full_task_logs(estimators[""], logs, task, metric, filter)
     dirs = _log_dirs(logs, tasks)
     if not dirs:
+        full = _read_full_benchmark_logs(estimators, targets, logs, metric, filter) if task is None else None
+        if full is not None:
+            return full
         raise SourceError(f"{logs}: no samples_<task>_<timestamp>.jsonl logs of {', '.join(sorted(tasks))} "
                           "(run lm_eval with --log_samples)")
     notes: list[str] = []
@@ -261,7 +339,7 @@ def read_log_scores(folder: str | os.PathLike, logs: str | os.PathLike, task: st
                                               results.get(ts))
             notes.extend(f"{model}: {n}" for n in bnotes)
             where = f"{path}"
-            mapping, mnotes = match_rows(_docs(path), t.rows, where)
+            mapping, mnotes = _match(t, path, results.get(ts))
             notes.extend(mnotes)
             n_rows = len(t.anchor_index)
             doc_ids = block.index if block.index is not None else np.arange(len(block.scores))
@@ -277,6 +355,51 @@ def read_log_scores(folder: str | os.PathLike, logs: str | os.PathLike, task: st
         per_model.append(rows)
     scores = {key: np.vstack([pm[key] for pm in per_model]) for key in estimators}
     return LogScores(estimators, models, scores, notes)
+
+
+def _read_full_benchmark_logs(estimators: dict[str, TinyEstimator], targets: list[_Target], logs: Path,
+                              metric: str | None, filter: str | None) -> LogScores | None:
+    """Logs of the full benchmark (each config's ``source_task``) for a tiny dataset folder: the
+    anchors' documents are taken by item id (``builder ingest``'s ids, those the training
+    responses had), the other documents give the exact full score. None: no such logs."""
+    from builder.read import ingest
+
+    present = {parsed[0] for f in walk_files(logs) if (parsed := split_samples_name(f.name))}
+    found = [t for t in targets if t.source_task and t.source_task in present]
+    if not found:
+        return None
+    notes: list[str] = []
+    models: list[str] = []
+    per_model: dict[str, dict[str, np.ndarray]] = {}
+    full: dict[str, dict[str, float]] = {}
+    for t in found:
+        est = estimators[t.estimator_key]
+        m = ingest([logs], task=t.source_task, metric=metric, filter=filter, format="lm_eval")
+        notes.extend(m.notes)
+        pos = {t.prefix + item: j for j, item in enumerate(m.items)}
+        anchors = [est.anchor_ids[i] for i in t.anchor_index]
+        have = [a for a in anchors if a in pos]
+        if not have:
+            raise SourceError(f"{logs}: the {t.source_task} logs hold none of the {len(anchors)} anchor documents of "
+                              f"config {t.config!r} (anchors look like {anchors[:3]}, the logs' items like "
+                              f"{[t.prefix + i for i in m.items[:3]]})")
+        for i, model in enumerate(m.models):
+            if model not in per_model:
+                models.append(model)
+                per_model[model] = {key: np.full(len(e.anchor_ids), np.nan) for key, e in estimators.items()}
+            row = per_model[model][t.estimator_key]
+            for a in have:
+                row[est.anchor_ids.index(a)] = m.scores[i, pos[a]]
+            y = m.scores[i]
+            done = int((~np.isnan(y)).sum())
+            score = float(np.nanmean(y)) if done else float("nan")
+            full.setdefault(model, {})[t.config] = score
+            notes.append(f"{model}: these are logs of the full benchmark ({t.source_task}, {done} documents), not of "
+                         f"the tiny task {t.task}: they also give its exact score, {score:.4f} (the mean over the "
+                         f"logged documents, column full_score); the estimate uses their {len(have)} anchor "
+                         "documents only")
+    scores = {key: np.vstack([per_model[m][key] for m in models]) for key in estimators}
+    return LogScores(estimators, models, scores, notes, full)
 
 
 def _read_full_task_logs(est: TinyEstimator, logs: Path, task: str | None, metric: str | None,
@@ -310,14 +433,15 @@ def _read_full_task_logs(est: TinyEstimator, logs: Path, task: str | None, metri
 
 
 def estimate_from_logs(folder: str | os.PathLike, logs: str | os.PathLike, task: str | None = None,
-                       metric: str | None = None, filter: str | None = None) -> tuple[pd.DataFrame, list[str]]:
+                       metric: str | None = None, filter: str | None = None,
+                       version: str | None = None) -> tuple[pd.DataFrame, list[str]]:
     """One row of estimates per model (and estimator) found in ``logs``; plus the reader notes.
 
     Columns as ``builder estimate`` on a score table (``model, score, ci_low, ci_high, irt, pirt, gpirt,
     n_answered`` and ``<scenario>.<key>`` for bundles), with ``config`` first when
     the dataset has one estimator per config.
     """
-    got = read_log_scores(folder, logs, task=task, metric=metric, filter=filter)
+    got = read_log_scores(folder, logs, task=task, metric=metric, filter=filter, version=version)
     frames = []
     for key, est in got.estimators.items():
         Y = got.scores[key]
@@ -332,6 +456,12 @@ def estimate_from_logs(folder: str | os.PathLike, logs: str | os.PathLike, task:
             for name, per in (r.get("scenarios") or {}).items():
                 for k in ("score", "ci_low", "ci_high", "irt", "pirt", "gpirt"):
                     row[f"{name}.{k}"] = per[k]
+            if model in got.full_scores:  # logs of the full benchmark: its exact score, next to the estimate
+                exact = got.full_scores[model]
+                if len(exact) == 1:
+                    row["full_score"] = next(iter(exact.values()))
+                else:
+                    row.update({f"{c}.full_score": v for c, v in exact.items()})
             rows.append(row)
         frame = pd.DataFrame(rows)
         if len(got.estimators) > 1:

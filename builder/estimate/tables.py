@@ -26,14 +26,75 @@ def one_blas_thread():
     return threadpool_limits(limits=1, user_api="blas")
 
 
-def estimate_table(folder: str | os.PathLike, scores_path: str | os.PathLike) -> pd.DataFrame:
+#: ``builder estimate hub:OWNER/NAME@REVISION ...``: a released version, rows and estimator of one commit
+HUB_PREFIX = "hub:"
+
+
+def resolve_folder(folder: str | os.PathLike) -> Path:
+    """The tiny dataset folder to estimate with: a local folder, or ``hub:OWNER/NAME@REVISION``
+    (a release tag such as ``v1.0.0``, a commit or a branch), downloaded as one snapshot (the
+    revision resolved once, so the rows and the estimator are of the same commit; offline from
+    the cache once downloaded) and checked against its manifest's sha256."""
+    text = str(folder)
+    if not text.startswith(HUB_PREFIX):
+        return Path(folder)
+    repo_id, _, revision = text[len(HUB_PREFIX):].partition("@")
+    if not revision:
+        raise ValueError(f"{text}: give the revision the results were made against, e.g. {text}@v1.0.0")
+    from huggingface_hub import snapshot_download
+
+    from builder.layout import verify_manifest
+
+    path = Path(snapshot_download(repo_id, repo_type="dataset", revision=revision))
+    problems = verify_manifest(path)
+    if problems:
+        raise ValueError(f"{text}: the snapshot does not match its manifest ({problems[0]})")
+    return path
+
+
+def table_items(path: str | os.PathLike, est: TinyEstimator) -> list[str]:
+    """The items of ``est``'s benchmark that the score table ``path`` holds (its column names,
+    or the ``item`` values of a long table), without reading any score: a column of junk that
+    is not an anchor changes nothing."""
+    import csv
+
+    import pyarrow.parquet as pq
+
+    items = set(est.item_ids)
+    path = Path(path)
+    long = {"model", "item", "score"}
+    if path.suffix.lower() in (".parquet", ".pq"):
+        names = pq.read_schema(path).names
+        if long <= set(names):
+            values = pq.read_table(path, columns=["item"]).column("item").to_pylist()
+            return sorted({str(v) for v in values} & items)
+        return [n for n in names if n in items]
+    sep = "\t" if path.suffix.lower() == ".tsv" else ","
+    opener = __import__("gzip").open if path.name.lower().endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8", newline="") as fh:
+        header = next(csv.reader(fh, delimiter=sep), [])
+    if long <= set(header):
+        values = pd.read_csv(path, sep=sep, usecols=["item"], dtype=str, keep_default_na=False)["item"]
+        return sorted(set(values) & items)
+    return [n for n in header if n in items]
+
+
+def estimate_table(folder: str | os.PathLike, scores_path: str | os.PathLike,
+                   version: str | None = None) -> pd.DataFrame:
     """One row of estimates per model of ``scores_path`` (a wide or long score table).
 
-    Only the anchor columns are read (parquet column projection); other columns are
-    ignored, missing anchors are left unanswered. A model with no anchor answered is an
-    error, as is a table with no anchor column at all.
+    Only the anchor columns are read (parquet column projection); columns that are not items
+    of the benchmark are ignored, missing anchors are left unanswered. A table with items that
+    are not anchors must hold every anchor (a full row; the other items are ignored), else it
+    is the table of another design and is refused (:meth:`TinyEstimator.check_items`), as the
+    Python API refuses it. ``version``: the version (or design hash) the results were made
+    against (:meth:`TinyEstimator.design_of`). A model with no anchor answered is an error, as
+    is a table with no anchor column at all.
     """
-    est = TinyEstimator.load(folder)
+    est = TinyEstimator.load(resolve_folder(folder))
+    if version is not None:
+        est.design_of(version)
+    est.check_items(table_items(scores_path, est))
     matrix = ResponseMatrix.read(scores_path, columns=est.anchor_ids)
     pos = {item: j for j, item in enumerate(matrix.items)}
     present = [a for a in est.anchor_ids if a in pos]

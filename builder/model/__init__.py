@@ -7,10 +7,11 @@ models (cross-fitting, :mod:`builder.model.fitting`); :class:`FitOptions` holds 
 The result is a :class:`builder.estimator.TinyEstimator` and a validation report.
 """
 
+from builder.model.extend import extend_estimator
 from builder.model.fitting import FitResult, fit_estimator, report_markdown
 from builder.model.memory import keep_freed_blocks
 from builder.model.options import FitOptions, check_binarize
 from builder.params import DESIGNS  # the one list (builder/params.py), exported here as before
 
-__all__ = ["fit_estimator", "FitResult", "FitOptions", "DESIGNS", "check_binarize", "report_markdown",
+__all__ = ["fit_estimator", "extend_estimator", "FitResult", "FitOptions", "DESIGNS", "check_binarize", "report_markdown",
            "keep_freed_blocks"]

@@ -34,6 +34,7 @@ from builder import __version__
 from builder.errors import BuildError
 from builder.model.anchors import AnchorSet, balance_weights, cluster_anchors, random_anchors, stratified_anchors
 from builder.model.calibrate import choose_lambda, coverage, interval_scale
+from builder.model.design import fixed_design, re_estimates
 from builder.estimator import TinyEstimator, composite, gp_blend
 from builder.model.irt import IRTModel
 from builder.model.memory import keep_freed_blocks
@@ -104,18 +105,30 @@ class _Problem:
     design: str
     n_seeds: int
     irt_kwargs: dict
+    #: a kept design's items then the IRT-only ones (a benchmark that grew): what the IRT model is
+    #: fitted on; None: ``Y``
+    Y_irt: CompactScores | None = None
+    #: the anchors of a kept design (:func:`builder.model.design.fixed_design`): never drawn again
+    fixed: AnchorSet | None = None
 
     @property
     def S(self) -> int:
         return len(self.scen_names)
 
+    def irt_input(self, rows: np.ndarray | None = None) -> CompactScores:
+        """What the IRT model is fitted on (rows of it: a view): the design's items, then the
+        IRT-only ones."""
+        Y = self.Y if self.Y_irt is None else self.Y_irt
+        return Y if rows is None else Y.view(rows)
+
 
 def _estimator(pb: _Problem, irt: IRTModel, anchors: AnchorSet, params=None, ridge_coef=None,
                metadata=None) -> TinyEstimator:
     mean, cov = irt.ability_prior()
+    N = len(pb.items)  # an IRT fit may hold IRT-only items after the design's: not in the estimator
     return TinyEstimator(
         item_ids=pb.items, anchor_positions=anchors.positions, anchor_weights=anchors.weights,  # type: ignore[arg-type]  # arrays: any array-like
-        A=irt.discrimination_, b=irt.difficulty_, balance=pb.balance, scenario_index=pb.scen_idx,
+        A=irt.discrimination_[:N], b=irt.difficulty_[:N], balance=pb.balance, scenario_index=pb.scen_idx,
         scenario_names=pb.scen_names, strata=anchors.labels, prior_mean=mean, prior_cov=cov,
         params=params, ridge_coef=ridge_coef, design=pb.design, metadata=metadata,
     )
@@ -182,7 +195,7 @@ def _fit_once(pb: _Problem, Y: CompactScores, truth: np.ndarray, rows: np.ndarra
     uncalibrated estimator. The rows are a view (indices), not a copy."""
     Y_rows = Y.view(rows)
     if irt is None:
-        irt = IRTModel(n_dims=n_dims, **pb.irt_kwargs).fit(Y_rows)
+        irt = IRTModel(n_dims=n_dims, **pb.irt_kwargs).fit(pb.irt_input(rows))
     extra = {}
     if anchors is None:
         anchors, extra["seed_mae"] = _select_kmeans(pb, irt, Y_rows, rng)
@@ -208,6 +221,7 @@ def fit_estimator(
     progress: bool = True,
     metadata: dict | None = None,
     subscenario_weights: Mapping[str, float] | None = None,
+    keep_design: TinyEstimator | None = None,
 ) -> FitResult:
     """Fit IRT, draw anchors, fit the regression, calibrate; returns the estimator and a report.
 
@@ -246,6 +260,16 @@ def fit_estimator(
         Relative weight of each subscenario label in its scenario's full score (what the
         estimator estimates and the validation measures); default: every subscenario counts
         equally (:func:`builder.model.anchors.balance_weights`).
+    keep_design : TinyEstimator, optional
+        An update of this estimator (a new version of its tiny benchmark): its design is kept
+        as it is (the item set and its order, the anchor ids and their order, the strata, the
+        anchor weights and balance weights: the estimator's design arrays come out identical)
+        and the IRT model, the regression and the calibration are fitted again on
+        ``matrix`` (:func:`builder.model.design.fixed_design`). Every item of the design needs
+        responses in ``matrix``; its other items (a benchmark that grew) join the IRT fit only.
+        A scenario the design lacks (a bundle that gained a config) is
+        :func:`builder.model.extend.extend_estimator`'s. ``n_anchors``, ``design``,
+        ``scenario_order`` and ``subscenario_weights`` are then the kept design's.
     """
     from threadpoolctl import threadpool_limits
 
@@ -265,27 +289,40 @@ def fit_estimator(
         n_folds = 5 if n < 150 else 1
     if isinstance(n_folds, bool) or int(n_folds) != n_folds or not 1 <= n_folds <= n // 2:
         raise ValueError(f"n_folds must be an integer between 1 and {n // 2}, got {n_folds!r}")
-    if n_anchors > N:
+    if n_anchors > N and keep_design is None:  # a kept design has its own anchors (n_anchors is ignored)
         raise ValueError(f"cannot pick {n_anchors} anchors from {N} items")
     check_binarize(binarize)
     problem = data_problem(matrix)
     if problem:  # before the slow fit, not as a NaN after it
         raise BuildError(f"the scores cannot be fitted: {problem}")
-    # --- 1. canonical order: the same tiny benchmark from any layout of the same data
-    rows_in, cols_in = matrix.canonical_order(scenario_order)
-    # the canonical matrix as a compact copy (bytes for 0/1 scores): the only copy of the scores
-    Y = matrix.compact.take(rows_in, cols_in)
-    models = [matrix.models[i] for i in rows_in]
-    scen = matrix.scenarios()[cols_in].astype(str)
-    scen_names = [str(s) for s in scenario_order] if scenario_order is not None else sorted(set(scen))
-    scen_names = [str(s) for s in scen_names if s in set(scen)]
-    pb = _Problem(
-        Y=Y, items=[matrix.items[j] for j in cols_in],
-        balance=balance_weights(scen, matrix.subscenarios()[cols_in], subscenario_weights),
-        scen=scen,
-        scen_idx=np.array([scen_names.index(s) for s in scen]), scen_names=scen_names, k=int(n_anchors),
-        design=design, n_seeds=int(n_seeds), irt_kwargs=dict(binarize=binarize, random_state=seed, **(irt_params or {})),
-    )
+    irt_kwargs = dict(binarize=binarize, random_state=seed, **(irt_params or {}))
+    if keep_design is not None:
+        kept = fixed_design(keep_design, matrix)
+        rows_in, cols_in = kept.rows, np.concatenate([kept.design_cols, kept.extra_cols])
+        models = [matrix.models[i] for i in rows_in]
+        pb = _Problem(
+            Y=matrix.compact.take(rows_in, kept.design_cols), items=list(keep_design.item_ids),
+            balance=keep_design.balance.copy(), scen=kept.scenarios, scen_idx=keep_design.scenario_index.copy(),
+            scen_names=list(keep_design.scenarios), k=len(keep_design.anchor_ids), design=keep_design.design,
+            n_seeds=int(n_seeds), irt_kwargs=irt_kwargs, fixed=kept.anchors,
+            Y_irt=matrix.compact.take(rows_in, cols_in) if kept.extra_cols.size else None,
+        )
+    else:
+        # --- 1. canonical order: the same tiny benchmark from any layout of the same data
+        rows_in, cols_in = matrix.canonical_order(scenario_order)
+        # the canonical matrix as a compact copy (bytes for 0/1 scores): the only copy of the scores
+        Y = matrix.compact.take(rows_in, cols_in)
+        models = [matrix.models[i] for i in rows_in]
+        scen = matrix.scenarios()[cols_in].astype(str)
+        scen_names = [str(s) for s in scenario_order] if scenario_order is not None else sorted(set(scen))
+        scen_names = [str(s) for s in scen_names if s in set(scen)]
+        pb = _Problem(
+            Y=Y, items=[matrix.items[j] for j in cols_in],
+            balance=balance_weights(scen, matrix.subscenarios()[cols_in], subscenario_weights),
+            scen=scen,
+            scen_idx=np.array([scen_names.index(s) for s in scen]), scen_names=scen_names, k=int(n_anchors),
+            design=design, n_seeds=int(n_seeds), irt_kwargs=irt_kwargs,
+        )
     # one BLAS/OpenMP thread: results then do not depend on the machine's thread count
     # (and on 2 cores single-threaded BLAS was also the faster); the blocks of rows that the
     # fit frees are reused instead of being handed back to the kernel (system time)
@@ -296,10 +333,17 @@ def fit_estimator(
     if bad:
         raise BuildError(f"the fit gave values that are not finite ({', '.join(bad[:5])}): these scores do not "
                          "determine the IRT model (too few scores, or items that hardly differ between models)")
-    # anchors as positions of the caller's matrix (the estimator itself holds item ids)
+    if keep_design is not None:
+        result.estimator.metadata["re_estimates"] = re_estimates(keep_design, result.estimator)
+        result.estimator._prepare()
+        result.report["kept_design"] = {"version": keep_design.version, "design_hash": keep_design.design_hash,
+                                        "irt_only_items": int(len(cols_in) - len(pb.items))}
+    # anchors as positions of the caller's matrix (the estimator itself holds item ids); items
+    # outside the design (IRT-only) have no stratum (-1)
     a = result.anchors
-    result.anchors = AnchorSet(cols_in[a.positions], a.weights, a.labels[np.argsort(cols_in)], a.method, a.seed,
-                               a.strata)
+    labels = np.full(matrix.shape[1], -1, dtype=np.int64)
+    labels[cols_in[: len(pb.items)]] = a.labels
+    result.anchors = AnchorSet(cols_in[a.positions], a.weights, labels, a.method, a.seed, a.strata)
     return result
 
 
@@ -361,11 +405,11 @@ def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progre
     dims_scores: dict = {}
     if n_dims is None:
         steps.set_postfix_str("choosing the IRT dimension")
-        n_dims, dims_scores = IRTModel(**pb.irt_kwargs).select_dims(Y)
+        n_dims, dims_scores = IRTModel(**pb.irt_kwargs).select_dims(pb.irt_input())
     steps.update()
     # --- 3. the anchors of the stratified design: drawn once, before any fit uses them
-    anchors = None
-    if pb.design == "stratified":
+    anchors = pb.fixed
+    if anchors is None and pb.design == "stratified":
         counts = Y.col_counts()
         easiness = np.where(counts > 0, Y.col_sums() / np.maximum(counts, 1), 0.5)
         anchors = stratified_anchors(easiness, pb.k, pb.balance, pb.scen, seed=seed)
@@ -402,7 +446,7 @@ def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progre
     steps.update()
     # --- 6. the shipped estimator: the same procedure on every training model
     steps.set_postfix_str(f"final fit on {n} models x {N} items")
-    irt = fold_irt.refit(Y) if len(folds) == 1 and fold_irt is not None else None  # one hold-out: warm start from its fit
+    irt = fold_irt.refit(pb.irt_input()) if len(folds) == 1 and fold_irt is not None else None  # one hold-out: warm start from its fit
     est, anchors, irt, extra = _fit_once(pb, Y, truth_all, np.arange(n), n_dims, rng, anchors, irt=irt)
     steps.update()
     steps.close()
@@ -410,7 +454,7 @@ def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progre
         intercept = est.params[name]["ridge_intercept"]
         est.params[name].update(params[name], ridge_intercept=intercept)
     report.update(
-        n_models=n, n_items=N, n_folds=len(folds), n_validation_models=int(len(rows)), n_dims=int(n_dims),
+        n_models=n, n_items=N, training_models=list(models), n_folds=len(folds), n_validation_models=int(len(rows)), n_dims=int(n_dims),
         dims_scores={str(k): v for k, v in dims_scores.items()}, design=pb.design, kappa=kappa,
         params={k: dict(v) for k, v in params.items()},
         **({"seed_mae": extra["seed_mae"], "chosen_seed": int(anchors.seed)} if "seed_mae" in extra else {}),

@@ -1,7 +1,7 @@
 """Typed settings of a fit: :class:`FitOptions` (a frozen dataclass).
 
 :class:`FitOptions` mirrors the keyword parameters of :func:`builder.model.fitting.fit_estimator`
-that are settings (not ``matrix``, ``n_anchors``, ``seed``, ``scenario_order``, ``progress`` or
+that are settings (not ``matrix``, ``n_anchors``, ``seed``, ``scenario_order``, ``progress``, ``keep_design`` or
 ``metadata``, which a build sets per estimator); ``fit_estimator(matrix, **options.as_kwargs())`` calls it. A
 test keeps the fields and defaults in agreement with the signature.
 """

@@ -20,6 +20,7 @@ def simulate_responses(
     subscenarios: int = 0,
     soft: bool = False,
     probabilities: bool = True,
+    holdout: int = 0,
 ) -> tuple[ResponseMatrix, dict]:
     """Draw 0/1 scores (or soft scores = the probabilities) from a 2PL model.
 
@@ -27,12 +28,18 @@ def simulate_responses(
     (n_models, n_items) float64 probabilities, only with ``probabilities=True``). Item ids are
     ``<index>``, or ``sub<s>.<index within s>`` with subscenarios. The scores are drawn in
     blocks of models into compact storage (one byte per 0/1 score), the same numbers as one
-    draw of the whole matrix.
+    draw of the whole matrix. ``holdout``: that many more models from the same item parameters
+    (new models to estimate, every item evaluated), in ``params["holdout"]`` (a
+    :class:`ResponseMatrix`, models ``sim-new-model-<i>``) with their true full scores in
+    ``params["holdout_truth"]``; drawn after everything else, so the matrix is the same with or
+    without them.
     """
     if n_models < 1 or n_items < 1:
         raise ValueError("n_models and n_items must be positive")
     n_dims = DIMS.check(n_dims)
     seed = SEED.check(seed)
+    if isinstance(holdout, bool) or int(holdout) != holdout or holdout < 0:
+        raise ValueError(f"holdout must be a non-negative integer, got {holdout!r}")
     if not 0 <= missing < 1:
         raise ValueError(f"missing must be in [0, 1), got {missing!r}")
     rng = np.random.default_rng(seed)
@@ -73,4 +80,11 @@ def simulate_responses(
     params = {"theta": theta, "A": A, "b": b}
     if probabilities:
         params["P"] = P_all
+    if holdout:
+        theta_h = rng.standard_normal((int(holdout), n_dims))
+        P_h = expit(theta_h @ A.T - b)
+        Y_h = P_h.copy() if soft else (rng.random(P_h.shape) < P_h).astype(np.float64)
+        names = [f"sim-new-model-{i:04d}" for i in range(int(holdout))]
+        params.update(holdout=ResponseMatrix(Y_h, names, list(items), info), holdout_truth=Y_h.mean(1),
+                      holdout_theta=theta_h)
     return ResponseMatrix(scores, models, items, info), params

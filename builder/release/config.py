@@ -15,6 +15,7 @@
     anchors = 100                     # optional (default: the registry's)
     seed = 0                          # optional
     repo = "someone/tinyX"            # optional: override <org>/<name>
+    update_from = "previous"          # optional: keep the previous release's design (or a folder path)
 
     [[benchmark]]
     spec = "specs/tinyX.toml"         # your own benchmark (builder.registry.specs) instead of a registered name
@@ -45,7 +46,7 @@ from builder.errors import BuildError, ConfigError, ReleaseError
 
 __all__ = [
     "ReleaseError", "ConfigError", "parse_version", "version_tag", "tag_version", "latest_release_below",
-    "BenchmarkEntry", "ReleaseConfig", "load_config", "default_out_dir",
+    "BenchmarkEntry", "ReleaseConfig", "load_config", "default_out_dir", "UPDATE_FROM_PREVIOUS", "version_rule",
 ]
 
 
@@ -87,6 +88,25 @@ def latest_release_below(tags: Iterable[str], version: str) -> str | None:
     return best[1] if best else None
 
 
+def version_rule(previous: str, version: str, changes: Sequence[str]) -> str | None:
+    """Why releasing ``version`` after ``previous`` (versions or tags) with these design
+    ``changes`` breaks the versioning rule, or None when it does not.
+
+    The rule: a patch or minor version keeps the previous version's anchors (every result
+    logged against it stays a result of the new one); new anchors (another design) need a new
+    major version. Configs may be added in a minor version (their anchors are new rows, the
+    others' are kept).
+    """
+    old, new = parse_version(previous), parse_version(version)
+    if not changes or new[0] > old[0]:
+        return None
+    kind = "patch" if new[:2] == old[:2] else "minor"
+    return (f"{normalize_version(version)} is a {kind} version of {normalize_version(previous)} but changes its design "
+            f"({'; '.join(changes)}): a patch or minor version must keep the previous version's anchors (build it "
+            f'with update_from = "previous" / --update-from); new anchors need a new major version '
+            f"({new[0] + 1}.0.0)")
+
+
 def default_out_dir(version: str) -> Path:
     """``build/release-X.Y.Z`` (relative to the working directory)."""
     return Path("build") / f"release-{normalize_version(version)}"
@@ -106,6 +126,9 @@ class BenchmarkEntry:
     spec: BenchmarkSpec | None = None  # a custom benchmark (``spec = "FILE.toml"``)
     responses_by_config: Mapping[str, tuple[Path, ...]] | None = None  # a bundle's responses per config
     allow_missing_content: bool = False  # may --push a build whose rows carry item ids only
+    #: keep a previous version's design: "previous" (the previous release, fetched from the Hub)
+    #: or the folder of a build of it (resolved path); None: a fresh design
+    update_from: str | Path | None = None
 
     def repo_id(self, org: str) -> str:
         return self.repo or f"{org}/{self.name}"
@@ -227,7 +250,24 @@ _BENCHMARK_KEYS = {
 }
 _BENCHMARK_KEYS["allow_missing_content"] = _Key(lambda v: isinstance(v, bool),
                                                 "allow_missing_content must be true or false, got {value!r}")
-_BENCHMARK_ALL_KEYS = {"name", "spec", "responses", "content", *_BENCHMARK_KEYS}
+_BENCHMARK_ALL_KEYS = {"name", "spec", "responses", "content", "update_from", *_BENCHMARK_KEYS}
+#: ``update_from = "previous"``: the previous release of the repository, fetched from the Hub
+UPDATE_FROM_PREVIOUS = "previous"
+
+
+def _update_from(value: Any, base: Path, ctx: str, check_paths: bool) -> str | Path | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f'{ctx}: update_from must be "previous" (the previous release) or the folder of a build of '
+                          f"it, got {value!r}")
+    if value == UPDATE_FROM_PREVIOUS:
+        return value
+    p = _resolve(value, base)
+    if check_paths and not p.is_dir():
+        raise ConfigError(f'{ctx}: update_from {value!r} is not a folder (looked at {p}); use "previous" for the '
+                          "previous release on the Hub")
+    return p
 
 
 def _load_toml(path: Path) -> dict:
@@ -363,7 +403,9 @@ def _benchmark(t: Any, i: int, where: str, base: Path, registered: Iterable[str]
     else:
         paths = _responses(responses, base, ctx, missing)
     return BenchmarkEntry(name=name, responses=paths, content=_content(t.get("content"), base, ctx, missing),
-                          spec=spec, responses_by_config=by_config, **_checked(t, _BENCHMARK_KEYS, ctx))
+                          spec=spec, responses_by_config=by_config,
+                          update_from=_update_from(t.get("update_from"), base, ctx, missing is not None),
+                          **_checked(t, _BENCHMARK_KEYS, ctx))
 
 
 def _spec(value: Any, base: Path, ctx: str) -> BenchmarkSpec:

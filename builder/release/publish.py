@@ -29,7 +29,7 @@ import logging
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Mapping, Protocol
+from typing import Any, Callable, Collection, Mapping, Protocol
 
 from builder import layout
 from builder.progress import bar, get_logger, quiet_libraries
@@ -40,6 +40,7 @@ from builder.dataset import build_benchmark
 from builder.release.hub_sync import describe_error, fetch_previous, hub_api, publish_release, token_configured
 from builder.release.config import ConfigError, ReleaseConfig, ReleaseError, default_out_dir, normalize_version, version_tag
 from builder.release.validate import validate_folder
+from builder.release.versions import check_versions, needs_previous, update_sources
 
 _log = get_logger(__name__)
 
@@ -58,7 +59,7 @@ class BuildFn(Protocol):
     def __call__(self, benchmark: str | BenchmarkSpec, responses: Any, content: Mapping[str, str] | None = None,
                  options: BuildOptions | None = None, *, out: str | os.PathLike,
                  previous: str | os.PathLike | None = None, templates: str | os.PathLike | None = None,
-                 progress: bool = False) -> Path: ...
+                 progress: bool = False, update_from: str | os.PathLike | None = None) -> Path: ...
 
 
 def _log_to_stderr(message: str) -> None:
@@ -69,11 +70,13 @@ def _log_to_stderr(message: str) -> None:
 
 def build_release(config: ReleaseConfig, version: str, out: str | os.PathLike, *,
                   previous: Mapping[str, Path | None] | None = None, build: BuildFn | None = None,
-                  progress: bool = True, log: Callable[[str], None] | None = None) -> dict[str, Path]:
+                  progress: bool = True, log: Callable[[str], None] | None = None,
+                  update_from: Mapping[str, Path | None] | None = None) -> dict[str, Path]:
     """Build every benchmark of ``config`` into ``out/<name>``; returns ``{name: folder}``.
 
     Every target folder is checked first (absent, empty or an earlier build): a folder that is
-    not a build stops the release before anything is built.
+    not a build stops the release before anything is built. ``update_from``: per benchmark, the
+    folder whose design the build keeps (:func:`builder.release.versions.update_sources`).
     """
     log = log or _log_to_stderr
     build = build or build_benchmark
@@ -84,10 +87,12 @@ def build_release(config: ReleaseConfig, version: str, out: str | os.PathLike, *
     folders = {}
     for entry in bar(config.benchmarks, desc="build", unit="benchmark", enabled=progress):
         target = out / entry.name
+        keep = (update_from or {}).get(entry.name)
         try:
             got = build(entry.build_target(), entry.responses_arg(), dict(entry.content) if entry.content else None,
                         entry.build_options(config.org, version), out=target,
-                        previous=(previous or {}).get(entry.name), progress=progress)
+                        previous=(previous or {}).get(entry.name), progress=progress,
+                        **({"update_from": keep} if keep is not None else {}))
         except ReleaseError:
             raise
         except Exception as exc:
@@ -127,15 +132,17 @@ def _offline() -> bool:
 
 
 def _fetch_previous_releases(config: ReleaseConfig, version: str, dest: Path, *, push: bool, progress: bool,
-                             log: Callable[[str], None], summary: dict, api) -> dict[str, Path | None]:
-    """``{name: folder of the previous release or None}``; a Hub failure is fatal only with ``push``."""
+                             log: Callable[[str], None], summary: dict, api,
+                             required: Collection[str] = ()) -> dict[str, Path | None]:
+    """``{name: folder of the previous release or None}``; a Hub failure is fatal with ``push`` and
+    for the benchmarks in ``required`` (``update_from = "previous"``)."""
     out: dict[str, Path | None] = {}
     for entry in bar(config.benchmarks, desc="previous", unit="repo", enabled=progress):
         repo_id = entry.repo_id(config.org)
         try:
             got = fetch_previous(repo_id, version, dest / entry.name, api)
-        except Exception as exc:  # noqa: BLE001 - fatal with --push, a note otherwise
-            if push:
+        except Exception as exc:  # noqa: BLE001 - fatal with --push (or update_from = "previous"), a note otherwise
+            if push or entry.name in required:
                 raise ReleaseError(f"{repo_id}: could not fetch the previous release: {describe_error(exc)}") from None
             log(f"note: {repo_id}: the previous release could not be fetched ({_reason(exc)}); "
                 "the changelog will not compare with it")
@@ -192,16 +199,24 @@ def run_release(config: ReleaseConfig, version: str, *, out: str | os.PathLike |
     check_release_out(config, out)
     summary: dict[str, Any] = {"format": RELEASE_FORMAT, "version": version, "tag": version_tag(version), "config": str(config.path),
                                "org": config.org, "benchmarks": {}}
+    required = needs_previous(config)  # update_from = "previous": the build needs the previous release
     with tempfile.TemporaryDirectory(prefix="tinybench-previous-") as tmp:
         prev_folders: dict[str, Path | None] = {}
-        wanted = previous == "always" or (previous == "auto" and push)
+        wanted = previous == "always" or (previous == "auto" and push) or bool(required)
         if wanted and _offline() and not push:
+            if required:
+                raise ReleaseError(f'{", ".join(sorted(required))}: update_from = "previous" needs the previous '
+                                   "release from the Hub, but HF_HUB_OFFLINE is set; give update_from the folder of "
+                                   "a build of it instead")
             log("note: HF_HUB_OFFLINE is set: not fetching the previous releases (changelog without comparison)")
         elif wanted:
             api = hub_api(api)
             prev_folders = _fetch_previous_releases(config, version, Path(tmp), push=push, progress=progress,
-                                                    log=log, summary=summary, api=api)
-        folders = build_release(config, version, out, previous=prev_folders, build=build, progress=progress, log=log)
+                                                    log=log, summary=summary, api=api, required=required)
+        folders = build_release(config, version, out, previous=prev_folders, build=build, progress=progress, log=log,
+                                update_from=update_sources(config, prev_folders, log))
+        tags = {name: b.get("previous") for name, b in summary["benchmarks"].items()}
+        check_versions(config, version, folders, prev_folders, tags, summary, log)
     for name, folder in bar(list(folders.items()), desc="validate", unit="benchmark", enabled=progress):
         entry = next(e for e in config.benchmarks if e.name == name)
         report = validate_folder(folder, entry.benchmark())

@@ -8,8 +8,9 @@
   declares, and equals the parquet files its ``data_files`` select (same columns, same rows,
   NaN-aware);
 * every estimator (``estimator.json`` + ``irt_parameters.npz``, at the root or per config) loads,
-  and, given the benchmark's spec, the folder has its configs (a bundle: some of them) and the
-  anchors add up to the rows of their tiny splits.
+  and, given the benchmark's spec, the folder has its configs (a bundle: some of them), the
+  anchors add up to the rows of their tiny splits and every pool split holds one row per item of
+  its estimator; ``adaptive.py`` sits next to ``estimator.py`` (adaptive evaluation).
 
 ``huggingface_hub`` and ``datasets`` are imported inside the function.
 """
@@ -85,7 +86,26 @@ def validate_folder(folder: str | os.PathLike, spec: BenchmarkSpec | None = None
             raise ReleaseError(f"{where}: the card has config(s) {unknown} that {spec.name} does not have")
         if expected != n_anchors:
             raise ReleaseError(f"{where}: the estimator(s) have {n_anchors} anchors, the tiny splits hold {expected} rows")
+        _check_pools(folder, summary["configs"], where)
+    if est_dirs and layout.ADAPTIVE_CODE not in files:
+        raise ReleaseError(f"{where}: no {layout.ADAPTIVE_CODE} next to {layout.ESTIMATOR_CODE} "
+                           "(TinyEstimator.adaptive needs it)")
     return summary
+
+
+def _check_pools(folder: Path, rows: dict, where: str) -> None:
+    """Every config's pool split holds one row per item of its estimator (adaptive evaluation)."""
+    manifest = layout.read_manifest(folder)
+    for name, c in (manifest.get("configs") or {}).items():
+        pool = c.get("pool_split")
+        if not pool:
+            continue
+        est = TinyEstimator.load(layout.estimator_folder(folder, c.get("estimator", "")))
+        n = len(layout.config_item_ids(est, c["scenario"]))
+        got = rows.get(name, {}).get(pool)
+        if got != n:
+            raise ReleaseError(f"{where}: config {name!r}: the {pool} split holds {got} rows, its estimator "
+                               f"{n} items")
 
 
 def _check_no_token(folder: Path, files: list[str], where: str) -> None:
