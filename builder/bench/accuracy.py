@@ -53,10 +53,7 @@ def run_split(name: str, path: str, protocol: str, seed: int, k: int, dev_rep: i
 
     matrix = ResponseMatrix.read(path)
     Y, models = matrix.scores, matrix.models
-    if dev_rep is None:
-        train, test = protocols.split(protocol, Y, models, seed)
-    else:
-        train, test = list(protocols.dev_splits(protocol, Y, models, seed, reps=dev_rep + 1))[dev_rep]
+    train, test = protocols.train_test(protocol, Y, models, seed, dev_rep)
     t0 = time.perf_counter()
     res = fit_estimator(matrix.select_models(train), n_anchors=k, seed=seed, progress=False, **fit_kwargs)
     fit_s = time.perf_counter() - t0
@@ -203,10 +200,7 @@ def goals(protocol: str, summary: dict) -> list[str]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m builder.bench.accuracy", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", type=Path, default=DEFAULT_DATA, help="folder of <name>.parquet matrices")
-    ap.add_argument("--datasets", nargs="+", default=list(protocols.ACCURACY_DATASETS))
-    ap.add_argument("--protocols", nargs="+", default=list(protocols.PROTOCOLS), choices=protocols.PROTOCOLS)
-    ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
+    protocols.add_protocol_args(ap, DEFAULT_DATA)
     ap.add_argument("--anchors", type=int, default=100)
     ap.add_argument("--dims", type=int, default=None, help="IRT dimension (default: chosen by validation)")
     ap.add_argument("--design", choices=("stratified", "kmeans"), default="stratified")

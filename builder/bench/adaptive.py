@@ -129,10 +129,7 @@ def run_split(name: str, path: str, protocol: str, seed: int, dev_rep: int | Non
 
     matrix = ResponseMatrix.read(path)
     Y, models, items = matrix.scores, matrix.models, list(matrix.items)
-    if dev_rep is None:
-        train, test = protocols.split(protocol, Y, models, seed)
-    else:
-        train, test = list(protocols.dev_splits(protocol, Y, models, seed, reps=dev_rep + 1))[dev_rep]
+    train, test = protocols.train_test(protocol, Y, models, seed, dev_rep)
     digest = hashlib.sha256(np.ascontiguousarray(Y, dtype="<f8").tobytes()).hexdigest()[:10]
     cache = None if opts["cache"] is None else Path(opts["cache"])
     key = f"{name}-{digest}/{protocol}-s{seed}-{'test' if dev_rep is None else f'dev{dev_rep}'}-{opts['code']}"
@@ -372,10 +369,7 @@ def speed(n_items: int = 28_659, n_dims: int = 2, budget: int = 200, batches=(1,
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m builder.bench.adaptive", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", type=Path, default=DEFAULT_DATA, help="folder of <name>.parquet matrices")
-    ap.add_argument("--datasets", nargs="+", default=list(protocols.ACCURACY_DATASETS))
-    ap.add_argument("--protocols", nargs="+", default=list(protocols.PROTOCOLS), choices=protocols.PROTOCOLS)
-    ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
+    protocols.add_protocol_args(ap, DEFAULT_DATA)
     ap.add_argument("--budgets", nargs="+", default=list(BUDGETS), help="item counts or shares of N (default: %(default)s)")
     ap.add_argument("--batch", type=int, default=10, help="items per next_items call (default 10)")
     ap.add_argument("--mixing", type=float, default=None, help="session mixing (default: the session's)")

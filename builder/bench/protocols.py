@@ -16,7 +16,9 @@ protocol's training models, so design choices never see the protocol's test mode
 
 from __future__ import annotations
 
+import argparse
 import math
+from pathlib import Path
 from typing import Iterator, Sequence
 
 import numpy as np
@@ -82,3 +84,20 @@ def dev_splits(protocol: str, Y: np.ndarray, models: Sequence[str], seed: int,
     else:
         tr, te = extrapolation_split(model_means(Y[train]), sub_models)
         yield train[tr], train[te]
+
+
+def train_test(protocol: str, Y: np.ndarray, models: Sequence[str], seed: int,
+               dev_rep: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The ``(train, test)`` rows of one split: the test protocol's (``dev_rep`` None) or the
+    ``dev_rep``-th nested split of the development protocol (:func:`dev_splits`)."""
+    if dev_rep is None:
+        return split(protocol, Y, models, seed)
+    return list(dev_splits(protocol, Y, models, seed, reps=dev_rep + 1))[dev_rep]
+
+
+def add_protocol_args(ap: argparse.ArgumentParser, default_data: Path) -> None:
+    """The options every accuracy-style benchmark shares: the matrices, the protocols, the seeds."""
+    ap.add_argument("--data-dir", type=Path, default=default_data, help="folder of <name>.parquet matrices")
+    ap.add_argument("--datasets", nargs="+", default=list(ACCURACY_DATASETS))
+    ap.add_argument("--protocols", nargs="+", default=list(PROTOCOLS), choices=PROTOCOLS)
+    ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])

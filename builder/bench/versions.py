@@ -118,10 +118,7 @@ def summarize(rows: list[dict], datasets, protocol: str) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m builder.bench.versions", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", type=Path, default=DEFAULT_DATA, help="folder of <name>.parquet matrices")
-    ap.add_argument("--datasets", nargs="+", default=list(protocols.ACCURACY_DATASETS))
-    ap.add_argument("--protocols", nargs="+", default=list(protocols.PROTOCOLS), choices=protocols.PROTOCOLS)
-    ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
+    protocols.add_protocol_args(ap, DEFAULT_DATA)
     ap.add_argument("--anchors", type=int, default=100)
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="parallel splits (default 2)")
     ap.add_argument("--json", type=Path, help="also write every split's numbers as JSON")
