@@ -127,13 +127,18 @@ def test_a_run_whose_workers_are_all_gone_stops_within_the_bound(tmp_path, monke
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
         killed = []
+        import time
 
         def kill_all(done, total, failed):
             if done == 2 and not killed:  # every worker leaves (with the parts it holds); none comes back
                 cluster.scale(0)
                 killed.append(True)
-
-        import time
+                # scale(0) returns before the worker is gone: wait until the scheduler has none, so that
+                # the run cannot fetch the parts first (it did under load: the run then simply succeeded)
+                deadline = time.monotonic() + 60
+                while client.scheduler_info()["workers"] and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                assert not client.scheduler_info()["workers"], "the cluster kept its worker after scale(0)"
 
         t0 = time.monotonic()
         with pytest.raises(WaitTimeout, match=r"every Dask worker of tcp://127\.0\.0\.1:\d+ is gone and none joined "
