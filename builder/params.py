@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import math
 import numbers
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +32,7 @@ from builder.errors import InputError
 __all__ = [
     "IntRule", "ChoiceRule", "ANCHORS", "SEED", "DIMS", "N_SEEDS", "DESIGN", "ITEM_ORDER",
     "DESIGNS", "ITEM_ORDERS", "SEED_MAX", "check_binarize", "binarize_arg", "parse_version", "check_version",
-    "VERSION_HELP",
+    "VERSION_HELP", "env_seconds",
 ]
 
 #: the largest seed (numpy's legacy seeding and many libraries take 32-bit seeds)
@@ -172,3 +173,16 @@ def parse_version(version: Any, error: type[InputError] = InputError) -> tuple[i
 def check_version(version: Any, error: type[InputError] = InputError) -> str:
     """The canonical ``"X.Y.Z"`` of ``version`` (``"v1.2.0"`` -> ``"1.2.0"``), see :func:`parse_version`."""
     return ".".join(map(str, parse_version(version, error)))
+
+
+def env_seconds(name: str, default: float, error: type[Exception] = InputError) -> float:
+    """A bound in seconds from the environment variable ``name`` (``default`` when unset or empty):
+    a positive number, else ``error`` naming the variable (the waits of the Hub and of Dask)."""
+    text = os.environ.get(name, "").strip()
+    try:
+        value = float(text) if text else default
+    except ValueError:
+        raise error(f"{name}={text!r}: give a number of seconds") from None
+    if not value > 0:
+        raise error(f"{name}={text!r}: give a positive number of seconds")
+    return value

@@ -10,9 +10,8 @@ client's). :func:`hub_timed_out` tells such a failure from the others, for the m
 
 from __future__ import annotations
 
-import os
 
-from builder.errors import InputError
+from builder.params import env_seconds
 
 __all__ = ["HUB_TIMEOUT_ENV", "DEFAULT_HUB_TIMEOUT", "hub_timeout", "bound_hub_requests", "hub_timed_out",
            "hub_endpoint"]
@@ -25,14 +24,7 @@ DEFAULT_HUB_TIMEOUT = 60.0
 
 def hub_timeout() -> float:
     """The bound of one Hub request, in seconds (:data:`HUB_TIMEOUT_ENV`, default 60)."""
-    text = os.environ.get(HUB_TIMEOUT_ENV, "").strip()
-    try:
-        value = float(text) if text else DEFAULT_HUB_TIMEOUT
-    except ValueError:
-        raise InputError(f"{HUB_TIMEOUT_ENV}={text!r}: give a number of seconds") from None
-    if not value > 0:
-        raise InputError(f"{HUB_TIMEOUT_ENV}={text!r}: give a positive number of seconds")
-    return value
+    return env_seconds(HUB_TIMEOUT_ENV, DEFAULT_HUB_TIMEOUT)
 
 
 _CONFIGURED: list[float] = []

@@ -30,7 +30,6 @@ worker is gone, the run stops after :data:`WORKER_WAIT_ENV` seconds (default 120
 from __future__ import annotations
 
 import contextlib
-import os
 import socket
 import struct
 import time
@@ -40,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence, cast
 
 from builder.errors import ClusterError, WaitTimeout
+from builder.params import env_seconds
 from builder.read.sources import ModelUnavailable, SourceError
 from builder.read.sources._common import ModelPart, ReadFailed, Unit, UnitFailure, describe_error, read_unit
 from builder.read.sources.reduce import MatrixReducer, UnitKeys, unit_keys
@@ -154,14 +154,7 @@ def _probe_scheduler(address: str, timeout: float) -> None:
 
 def worker_wait() -> float:
     """How long to wait for a worker once every worker is gone (:data:`WORKER_WAIT_ENV`, default 120 s)."""
-    text = os.environ.get(WORKER_WAIT_ENV, "").strip()
-    try:
-        value = float(text) if text else DEFAULT_WORKER_WAIT
-    except ValueError:
-        raise ClusterError(f"{WORKER_WAIT_ENV}={text!r}: give a number of seconds") from None
-    if not value > 0:
-        raise ClusterError(f"{WORKER_WAIT_ENV}={text!r}: give a positive number of seconds")
-    return value
+    return env_seconds(WORKER_WAIT_ENV, DEFAULT_WORKER_WAIT, ClusterError)
 
 
 class _WorkerWatch:
