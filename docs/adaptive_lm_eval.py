@@ -61,7 +61,7 @@ def main(argv=None) -> int:
     ap.add_argument("--local", action="store_true", help="read the data from FOLDER instead of the Hub")
     ap.add_argument("--filter", default="strict-match",
                     help="the lm-eval filter read when a task has several (GSM8K; default strict-match, as "
-                         "`builder estimate`)")
+                         "`tinybench-builder estimate`)")
     args = ap.parse_args(argv)
 
     import lm_eval

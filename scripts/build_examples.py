@@ -3,7 +3,7 @@
 * tinyAlpacaEval, tinyGSM8k: REAL responses (63 models, AlpacaEval 2.0,
   ``responses/alpaca_eval_2.parquet``; 42 models, GSM8K, ``responses/gsm8k_zeroeval.parquet``)
   and the real content (as ``release-local.toml`` releases them).
-* tinyMMLU, tinyWinogrande: SIMULATED responses (:func:`builder.read.simulate.simulate_responses`:
+* tinyMMLU, tinyWinogrande: SIMULATED responses (:func:`tinybench_builder.read.simulate.simulate_responses`:
   a 2PL model with random abilities and item parameters), one column per row of the real
   content, over the real content. The fitted IRT parameters and the validation table describe
   the simulation, not real models: these folders exercise the pipeline, they are not releases.
@@ -31,13 +31,13 @@ import pyarrow.parquet as pq
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from builder.registry.benchmarks import get_benchmark  # noqa: E402
-from builder.dataset.options import BuildOptions  # noqa: E402
-from builder.model.options import FitOptions  # noqa: E402
-from builder.dataset.content import content_item_ids  # noqa: E402
-from builder.dataset.build import build_benchmark  # noqa: E402
-from builder.read.matrix import ResponseMatrix  # noqa: E402
-from builder.read.simulate import simulate_responses  # noqa: E402
+from tinybench_builder.registry.benchmarks import get_benchmark  # noqa: E402
+from tinybench_builder.dataset.options import BuildOptions  # noqa: E402
+from tinybench_builder.model.options import FitOptions  # noqa: E402
+from tinybench_builder.dataset.content import content_item_ids  # noqa: E402
+from tinybench_builder.dataset.build import build_benchmark  # noqa: E402
+from tinybench_builder.read.matrix import ResponseMatrix  # noqa: E402
+from tinybench_builder.read.simulate import simulate_responses  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""The import graph of the ``builder`` package, stage by stage: print it, fail on what breaks the stages.
+"""The import graph of the ``tinybench_builder`` package, stage by stage: print it, fail on what breaks the stages.
 
 ::
 
@@ -8,7 +8,7 @@
 
 Every import counts, including the ones inside functions: a lazy import is still a dependency.
 
-The package is a small kernel (the modules directly under ``builder/``) and one folder per stage
+The package is a small kernel (the modules directly under ``tinybench_builder/``) and one folder per stage
 of the pipeline, in the order data flows through them (:data:`STAGES`, the README picture).
 A module may import the kernel, its own stage and the stages before it; an import of a later
 stage is an arrow going back up. Across stages only what a stage exports may be imported: a
@@ -30,21 +30,21 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGE = "builder"
+PACKAGE = "tinybench_builder"
 
-#: the stages, in the order data flows through them (a folder of builder/ each)
+#: the stages, in the order data flows through them (a folder of tinybench_builder/ each)
 STAGES: tuple[str, ...] = ("read", "model", "registry", "dataset", "release", "estimate", "cli", "bench")
 #: kernel modules that import nothing of the package (``estimator.py`` loads ``adaptive.py`` by its path,
 #: next to itself, as it does in a downloaded folder: both are shipped and run alone)
-STANDALONE = ("builder.estimator", "builder.adaptive", "builder.files", "builder.errors")
+STANDALONE = ("tinybench_builder.estimator", "tinybench_builder.adaptive", "tinybench_builder.files", "tinybench_builder.errors")
 #: kernel modules that are entry points: they may import any public name of a stage's public modules
-ENTRY_POINTS = ("builder", "builder.__main__")
+ENTRY_POINTS = ("tinybench_builder", "tinybench_builder.__main__")
 #: stages that may import any public name of another stage's public modules (they measure internals)
 INTERNAL_READERS = ("bench",)
 MAX_LINES = 700
 #: modules allowed over MAX_LINES, and why
 LONG_ON_PURPOSE = {
-    "builder.estimator": "the one file shipped next to the data (`from estimator import TinyEstimator` must work "
+    "tinybench_builder.estimator": "the one file shipped next to the data (`from estimator import TinyEstimator` must work "
                          "from a downloaded folder), so it cannot be split into modules",
 }
 
@@ -61,7 +61,7 @@ def module_files(root: Path = ROOT) -> dict[str, Path]:
 
 
 def stage_of(module: str) -> str | None:
-    """The stage a module belongs to, or None for the kernel (modules directly under builder/)."""
+    """The stage a module belongs to, or None for the kernel (modules directly under tinybench_builder/)."""
     parts = module.split(".")
     return parts[1] if len(parts) > 2 or (len(parts) == 2 and parts[1] in STAGES) else None
 
@@ -70,8 +70,8 @@ def _imports(module: str, is_package: bool, node: ast.ImportFrom | ast.Import, k
              exports: dict[str, set[str] | None]):
     """``(target module, imported name or None)`` pairs of one import statement of ``module``.
 
-    ``from builder.<stage> import x`` is the name ``x`` when the stage exports it, even where a
-    submodule has the same name (``builder.read.ingest`` the module, ``ingest`` the function).
+    ``from tinybench_builder.<stage> import x`` is the name ``x`` when the stage exports it, even where a
+    submodule has the same name (``tinybench_builder.read.ingest`` the module, ``ingest`` the function).
     """
     if isinstance(node, ast.Import):
         names = [(a.name, None) for a in node.names]
@@ -88,7 +88,7 @@ def _imports(module: str, is_package: bool, node: ast.ImportFrom | ast.Import, k
         names = [(f"{prefix}.{a.name}", None) if f"{prefix}.{a.name}" in known and a.name not in exported
                  else (prefix, a.name) for a in node.names]
     for name, imported in names:
-        while name and name not in known:  # ``import builder.x.y`` -> the longest known prefix
+        while name and name not in known:  # ``import tinybench_builder.x.y`` -> the longest known prefix
             name = name.rpartition(".")[0]
         if name == PACKAGE or name.startswith(PACKAGE + "."):
             yield name, imported
@@ -181,11 +181,11 @@ def problems(table: dict[str, set[tuple[str, str | None]]], exports: dict[str, s
     out = [f"import cycle: {' <-> '.join(c)}" for c in cycles(graph)]
     for stage, names in sorted(exports.items()):
         if names is None:
-            out.append(f"builder.{stage} (the stage's __init__.py) has no __all__: list what other stages may use")
+            out.append(f"tinybench_builder.{stage} (the stage's __init__.py) has no __all__: list what other stages may use")
     for module in sorted(table):
         stage = stage_of(module)
         if stage is not None and stage not in STAGES:
-            out.append(f"{module} is in no stage: put it in one of {', '.join(STAGES)} or directly under builder/")
+            out.append(f"{module} is in no stage: put it in one of {', '.join(STAGES)} or directly under tinybench_builder/")
             continue
         if stage is None and module not in ENTRY_POINTS:
             bad = sorted({t for t, _ in table[module]} - {PACKAGE}) if module in STANDALONE else \
@@ -211,7 +211,7 @@ def problems(table: dict[str, set[tuple[str, str | None]]], exports: dict[str, s
             exported = exports.get(target_stage) or set()
             if name is None or name not in exported:
                 out.append(f"{module} imports {what}, which the {target_stage} stage does not export "
-                           f"(add it to __all__ of builder/{target_stage}/__init__.py, or import an exported name)")
+                           f"(add it to __all__ of tinybench_builder/{target_stage}/__init__.py, or import an exported name)")
     return out
 
 
@@ -227,7 +227,7 @@ def docstring_problems(root: Path = ROOT) -> list[str]:
     for stage in STAGES:
         init = root / PACKAGE / stage / "__init__.py"
         if init.is_file() and not ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))):
-            out.append(f"builder.{stage} (the stage's __init__.py) has no docstring saying what the stage does")
+            out.append(f"tinybench_builder.{stage} (the stage's __init__.py) has no docstring saying what the stage does")
     return out
 
 
@@ -254,7 +254,7 @@ def render(graph: dict[str, set[str]], sizes: dict[str, int]) -> str:
 
 
 def dot(graph: dict[str, set[str]]) -> str:
-    lines = ["digraph builder {", "  rankdir=TB;", "  node [shape=box, fontsize=10];"]
+    lines = ["digraph tinybench_builder {", "  rankdir=TB;", "  node [shape=box, fontsize=10];"]
     for m in sorted(graph):
         for d in sorted(graph[m]):
             if d != PACKAGE:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Write builder/registry/leaderboard_v2_fewshot.json: the fixed prompt material of the Open LLM
+"""Write tinybench_builder/registry/leaderboard_v2_fewshot.json: the fixed prompt material of the Open LLM
 Leaderboard v2 tasks, from the lm-evaluation-harness code the leaderboard ran.
 
     git -C LMEVAL_CHECKOUT archive adding_all_changess lm_eval/tasks/leaderboard | tar -x -C /tmp/lb
@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "builder" / "registry" / "leaderboard_v2_fewshot.json"
+OUT = ROOT / "tinybench_builder" / "registry" / "leaderboard_v2_fewshot.json"
 SOURCE = ("huggingface/lm-evaluation-harness, branch adding_all_changess (lm-eval 0.4.3, the code the "
           "Open LLM Leaderboard v2 ran), lm_eval/tasks/leaderboard; MIT licence")
 

@@ -14,7 +14,7 @@ replaced by a few hand-made documents (local JSON files; the texts are invented)
 ``EvaluationTracker`` writes the details files (``<model>/results_<ts>.json`` and
 ``samples_<task>_<ts>.jsonl``, docs/SOURCE_FORMATS.md section 2): their prompts (``arg_0``) are the
 fork's own rendering, byte for byte, against which tests/test_leaderboard_v2.py checks
-builder.registry.prompts_v2. The per-example scores are the dummy model's (random); the tests
+tinybench_builder.registry.prompts_v2. The per-example scores are the dummy model's (random); the tests
 replace them per simulated model.
 
 The fork is run from a copy of ``--fork`` with the interpreter ``--python`` (a venv with
@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     fork = Path(args.fork).resolve()
     lb = fork / "lm_eval" / "tasks" / "leaderboard"
     sys.path.insert(0, str(ROOT))
-    from builder.registry.prompts_v2 import fewshot_material
+    from tinybench_builder.registry.prompts_v2 import fewshot_material
 
     choices = {s: v["choices"] for s, v in fewshot_material()["bbh"].items()}
     out = Path(args.out)

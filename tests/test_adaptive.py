@@ -1,4 +1,4 @@
-"""The adaptive session (builder/adaptive.py through TinyEstimator.adaptive): unbiased and covering
+"""The adaptive session (tinybench_builder/adaptive.py through TinyEstimator.adaptive): unbiased and covering
 whatever the IRT model gets wrong (a 3-D truth fitted 1-D, models far stronger than the training
 ones), batches in any order, determinism, bundles with their weights, warm starts, bad input, and
 the standalone file shipped next to estimator.py (loaded by path, checked by from_hub)."""
@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from builder import adaptive, estimator, layout
-from builder.estimator import TinyEstimator
-from builder.model.irt import IRTModel
+from tinybench_builder import adaptive, estimator, layout
+from tinybench_builder.estimator import TinyEstimator
+from tinybench_builder.model.irt import IRTModel
 
 
 def _world(seed=0, n_items=500, n_train=60, true_dims=3, fit_dims=1, scale=1.5):
@@ -234,7 +234,7 @@ def test_a_changed_or_missing_result_is_refused():
 
 def test_adaptive_py_is_copied_next_to_estimator_py_and_runs_alone(tmp_path):
     """The fit folder carries adaptive.py; with nothing but the folder on sys.path (no package),
-    TinyEstimator.adaptive loads the copy next to estimator.py, and imports nothing of builder."""
+    TinyEstimator.adaptive loads the copy next to estimator.py, and imports nothing of tinybench_builder."""
     est, (A, b, rng) = _world(seed=9, n_items=100, n_train=20)
     folder = tmp_path / "fit"
     folder.mkdir()
@@ -248,13 +248,13 @@ def test_adaptive_py_is_copied_next_to_estimator_py_and_runs_alone(tmp_path):
         s = TinyEstimator.load({str(folder)!r}).adaptive(budget=10, seed=3)
         ids = s.next_items(10)
         r = s.record({{i: 1.0 for i in ids}})
-        mods = sorted(m for m in sys.modules if m == "builder" or m.startswith("builder."))
-        print(json.dumps({{"ids": ids, "score": r["score"], "builder": mods,
+        mods = sorted(m for m in sys.modules if m == "tinybench_builder" or m.startswith("tinybench_builder."))
+        print(json.dumps({{"ids": ids, "score": r["score"], "package": mods,
                            "file": type(s).__module__ and sys.modules[type(s).__module__].__file__}}))
     """)
     out = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                                     cwd=tmp_path).stdout)
-    assert out["builder"] == [] and out["file"] == str(folder / "adaptive.py")
+    assert out["package"] == [] and out["file"] == str(folder / "adaptive.py")
     assert out["ids"] == est.adaptive(budget=10, seed=3).next_items(10)
 
 
@@ -313,7 +313,7 @@ def test_the_api_version_is_checked(tmp_path, monkeypatch):
 
 @pytest.fixture(scope="module")
 def fitted(tmp_path_factory):
-    from builder.cli.main import main
+    from tinybench_builder.cli.main import main
 
     d = tmp_path_factory.mktemp("adaptive_cli")
     assert main(["simulate", "--models", "50", "--items", "300", "--dims", "1", "--seed", "4",
@@ -331,7 +331,7 @@ def fitted(tmp_path_factory):
 
 
 def test_cli_runs_the_loop_against_a_table_and_matches_the_api(fitted, capsys):
-    from builder.cli.main import main
+    from tinybench_builder.cli.main import main
     import pandas as pd
 
     assert main(["adaptive", str(fitted / "tiny"), "--answers", str(fitted / "three.parquet"), "--budget", "40",
@@ -359,7 +359,7 @@ def test_cli_runs_the_loop_against_a_table_and_matches_the_api(fitted, capsys):
 
 
 def test_cli_restricts_a_gappy_row_to_its_items_and_refuses_bad_input(fitted, capsys):
-    from builder.cli.main import main
+    from tinybench_builder.cli.main import main
 
     assert main(["adaptive", str(fitted / "tiny"), "--answers", str(fitted / "gappy.parquet"),
                  "--target-halfwidth", "0.2", "--quiet"]) == 0
@@ -379,7 +379,7 @@ def test_cli_restricts_a_gappy_row_to_its_items_and_refuses_bad_input(fitted, ca
 
 
 def test_the_package_session_class_is_the_one_the_estimator_loads():
-    import builder
+    import tinybench_builder
 
     est, _ = _world(seed=11, n_items=80, n_train=20)
-    assert isinstance(est.adaptive(budget=3), builder.AdaptiveSession)
+    assert isinstance(est.adaptive(budget=3), tinybench_builder.AdaptiveSession)

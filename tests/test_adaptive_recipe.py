@@ -13,8 +13,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from builder.estimator import TinyEstimator
-from builder.layout import config_item_ids, read_manifest, verify_manifest
+from tinybench_builder.estimator import TinyEstimator
+from tinybench_builder.layout import config_item_ids, read_manifest, verify_manifest
 from helpers.builds import ROOT, built
 
 STUB = {

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from builder.model.anchors import balance_weights, cluster_anchors, random_anchors, stratified_anchors
-from builder.model.calibrate import choose_lambda, coverage, interval_scale
+from tinybench_builder.model.anchors import balance_weights, cluster_anchors, random_anchors, stratified_anchors
+from tinybench_builder.model.calibrate import choose_lambda, coverage, interval_scale
 
 
 def test_balance_weights_make_subscenarios_count_equally():

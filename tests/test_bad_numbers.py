@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from builder.cli.main import main
-from builder.model import fitting
-from builder.read.matrix import ResponseMatrix
-from builder.read.simulate import simulate_responses
+from tinybench_builder.cli.main import main
+from tinybench_builder.model import fitting
+from tinybench_builder.read.matrix import ResponseMatrix
+from tinybench_builder.read.simulate import simulate_responses
 
 
 def _matrix(change) -> ResponseMatrix:
@@ -68,7 +68,7 @@ def test_a_fit_that_gives_nan_says_which_parameter(monkeypatch):
         return result
 
     monkeypatch.setattr(fitting, "_fit", poisoned)
-    from builder.errors import BuildError
+    from tinybench_builder.errors import BuildError
 
     with pytest.raises(BuildError, match=r"not finite.*sigma"):
         fitting.fit_estimator(m, n_anchors=10, n_dims=1, n_folds=2, progress=False)

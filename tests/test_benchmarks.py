@@ -1,20 +1,20 @@
-"""The registry (builder.registry.benchmarks): every entry consistent, cross-checked against the readers,
+"""The registry (tinybench_builder.registry.benchmarks): every entry consistent, cross-checked against the readers,
 the prompt renderers and the original tinyBenchmarks names."""
 
 import dataclasses
 
 import pytest
 
-from builder.registry import benchmarks as bm
-from builder.registry import prompts
-from builder.registry.benchmarks import (REGISTRY, BenchmarkSpec, ConfigSpec, get_benchmark, get_by_original,
+from tinybench_builder.registry import benchmarks as bm
+from tinybench_builder.registry import prompts
+from tinybench_builder.registry.benchmarks import (REGISTRY, BenchmarkSpec, ConfigSpec, get_benchmark, get_by_original,
                                 list_benchmarks, register, size_category, validate_spec)
-from builder.read.sources.helm import LITE_MAIN
-from builder.read.sources.open_llm_leaderboard import V1_TASKS
+from tinybench_builder.read.sources.helm import LITE_MAIN
+from tinybench_builder.read.sources.open_llm_leaderboard import V1_TASKS
 
 EXPECTED = {"tinyMMLU", "tinyAI2_arc", "tinyHellaswag", "tinyWinogrande", "tinyTruthfulQA", "tinyGSM8k",
             "tinyAlpacaEval", "tinyHELM", "tinyOpenLLMLeaderboard",
-            # the Open LLM Leaderboard v2 (builder.registry.leaderboard_v2; tests/test_leaderboard_v2.py)
+            # the Open LLM Leaderboard v2 (tinybench_builder.registry.leaderboard_v2; tests/test_leaderboard_v2.py)
             "tinyIFEval", "tinyBBH", "tinyMATHHard", "tinyGPQA", "tinyMuSR", "tinyMMLUPro", "tinyArcChallengeV2",
             "tinyOpenLLMLeaderboardV2"}
 #: entries with an original tinyBenchmarks counterpart (``tinyBenchmarks.evaluate(y, bench)``)

@@ -1,4 +1,4 @@
-"""`builder build` end to end for every registered benchmark (hand-made content in each upstream
+"""`tinybench-builder build` end to end for every registered benchmark (hand-made content in each upstream
 schema, simulated responses): each config/split loads with datasets.load_dataset from the folder,
 the tiny split holds the anchors in estimator order, input_formatted is rendered where the registry
 has a renderer, the estimator loads and the manifest hashes match."""
@@ -10,9 +10,9 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from builder.registry.benchmarks import REGISTRY
-from builder.estimator import TinyEstimator
-from builder.layout import (POOL_SPLIT, config_anchor_ids, config_item_ids, load_estimators, read_manifest,
+from tinybench_builder.registry.benchmarks import REGISTRY
+from tinybench_builder.estimator import TinyEstimator
+from tinybench_builder.layout import (POOL_SPLIT, config_anchor_ids, config_item_ids, load_estimators, read_manifest,
                             verify_manifest)
 from helpers.builds import anchors_for, built, make_content, read_split
 
@@ -97,7 +97,7 @@ def test_bundle_is_one_joint_estimator(root):
     res = est.estimate([1.0] * len(est.anchor_ids))
     assert set(res["scenarios"]) == set(est.scenarios)
     # the original API, from the built folder: evaluate(y, 'lb') keyed by the original names
-    from builder.estimator import evaluate
+    from tinybench_builder.estimator import evaluate
 
     out = evaluate([1.0] * len(est.anchor_ids), "lb", source=folder)
     assert list(out) == [c.original_scenario or c.scenario for c in spec.configs]

@@ -11,10 +11,10 @@ import re
 import pandas as pd
 import pytest
 
-from builder.cli.main import main
-from builder.dataset.markdown import code, fenced, text
-from builder.read.matrix import ResponseMatrix
-from builder.read.simulate import simulate_responses
+from tinybench_builder.cli.main import main
+from tinybench_builder.dataset.markdown import code, fenced, text
+from tinybench_builder.read.matrix import ResponseMatrix
+from tinybench_builder.read.simulate import simulate_responses
 
 markdown_it = pytest.importorskip("markdown_it")
 

@@ -1,4 +1,4 @@
-"""builder.dataset.cards: the card parses with DatasetCard.load and carries the metadata; its sections
+"""tinybench_builder.dataset.cards: the card parses with DatasetCard.load and carries the metadata; its sections
 (validation table, plot, usage, citations, changelog); the plot is skipped cleanly without
 matplotlib; the changelog against a previous version; template overrides."""
 
@@ -11,10 +11,10 @@ import sys
 
 import pytest
 
-from builder.dataset import cards
-from builder.registry.benchmarks import POLO2024_BIBTEX, REGISTRY
-from builder.estimator import TinyEstimator
-from builder.layout import CARD_NAME, PLOT_NAME, config_anchor_ids, read_manifest, verify_manifest
+from tinybench_builder.dataset import cards
+from tinybench_builder.registry.benchmarks import POLO2024_BIBTEX, REGISTRY
+from tinybench_builder.estimator import TinyEstimator
+from tinybench_builder.layout import CARD_NAME, PLOT_NAME, config_anchor_ids, read_manifest, verify_manifest
 from helpers.builds import built
 
 

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from builder.cli.main import main
-from builder.estimator import TinyEstimator
+from tinybench_builder.cli.main import main
+from tinybench_builder.estimator import TinyEstimator
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +70,7 @@ def test_estimate_long_csv_with_missing_anchors(fitted):
 
 
 def test_fit_reads_long_format_and_is_deterministic(tmp_path):
-    from builder.read.simulate import simulate_responses
+    from tinybench_builder.read.simulate import simulate_responses
 
     m, _ = simulate_responses(n_models=30, n_items=120, n_dims=1, seed=9, missing=0.05)
     long = m.to_frame().stack().rename("score").reset_index()
@@ -111,11 +111,11 @@ def test_errors_exit_2_with_a_message(tmp_path, capsys, args, message):
 
 
 def test_the_module_entry_point(tmp_path):
-    """`python -m builder`, in a fresh process: --help lists the commands; an error is one line, no traceback."""
-    proc = subprocess.run([sys.executable, "-m", "builder", "--help"], capture_output=True, text=True)
+    """`python -m tinybench_builder`, in a fresh process: --help lists the commands; an error is one line, no traceback."""
+    proc = subprocess.run([sys.executable, "-m", "tinybench_builder", "--help"], capture_output=True, text=True)
     assert proc.returncode == 0
     for cmd in ("ingest", "fit", "estimate", "build", "release", "simulate"):
         assert cmd in proc.stdout
-    proc = subprocess.run([sys.executable, "-m", "builder", "fit", str(tmp_path / "missing.parquet"), "--anchors", "10",
+    proc = subprocess.run([sys.executable, "-m", "tinybench_builder", "fit", str(tmp_path / "missing.parquet"), "--anchors", "10",
                            "--out", str(tmp_path / "o")], capture_output=True, text=True)
     assert proc.returncode == 2 and "no such file" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

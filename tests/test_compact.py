@@ -8,15 +8,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import builder.estimator as estimator_module
-import builder.model.irt as irt_module
-import builder.read.compact as compact
-import builder.read.matrix as matrix_module
-from builder.model.fitting import fit_estimator, true_scores
-from builder.model.irt import IRTModel, binarize_scores, fit_abilities
-from builder.read.compact import CompactScores, row_chunks
-from builder.read.matrix import MatrixFormatError, ResponseMatrix
-from builder.read.simulate import simulate_responses
+import tinybench_builder.estimator as estimator_module
+import tinybench_builder.model.irt as irt_module
+import tinybench_builder.read.compact as compact
+import tinybench_builder.read.matrix as matrix_module
+from tinybench_builder.model.fitting import fit_estimator, true_scores
+from tinybench_builder.model.irt import IRTModel, binarize_scores, fit_abilities
+from tinybench_builder.read.compact import CompactScores, row_chunks
+from tinybench_builder.read.matrix import MatrixFormatError, ResponseMatrix
+from tinybench_builder.read.simulate import simulate_responses
 
 
 def _dense(n=450, N=70, seed=0, missing=0.2, soft=False):
@@ -231,7 +231,7 @@ def test_simulation_in_blocks_draws_the_same_matrix(monkeypatch):
 
 def test_data_problems_are_found_in_compact_storage(monkeypatch):
     """The checks before a fit read big matrices block by block: the same findings either way."""
-    from builder.model.fitting import data_problem
+    from tinybench_builder.model.fitting import data_problem
 
     monkeypatch.setattr(compact, "CHUNK_ELEMENTS", 192 * 20)
     Y = _dense(n=400, N=20, seed=9)
@@ -250,8 +250,8 @@ def test_data_problems_are_found_in_compact_storage(monkeypatch):
 
 
 def test_keep_freed_blocks_is_reentrant():
-    from builder.model import keep_freed_blocks
-    from builder.model import memory
+    from tinybench_builder.model import keep_freed_blocks
+    from tinybench_builder.model import memory
 
     with keep_freed_blocks():
         with keep_freed_blocks():
@@ -262,7 +262,7 @@ def test_keep_freed_blocks_is_reentrant():
 
 
 def test_simulate_soft_from_the_command_line(tmp_path):
-    from builder.cli.main import main
+    from tinybench_builder.cli.main import main
 
     assert main(["simulate", "--models", "6", "--items", "9", "--soft", "--out", str(tmp_path / "s.parquet")]) == 0
     m = ResponseMatrix.read(tmp_path / "s.parquet")

@@ -1,4 +1,4 @@
-"""builder.config: FitOptions mirrors fit_estimator's settings (names and defaults) and reaches it
+"""tinybench_builder.config: FitOptions mirrors fit_estimator's settings (names and defaults) and reaches it
 unchanged; BuildOptions checks its values; both are frozen."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ import inspect
 
 import pytest
 
-from builder.dataset import build as dataset
-from builder.dataset.options import BuildOptions
-from builder.errors import BuildError
-from builder.model.options import FitOptions
-from builder.model.fitting import fit_estimator
-from builder.layout import read_manifest
+from tinybench_builder.dataset import build as dataset
+from tinybench_builder.dataset.options import BuildOptions
+from tinybench_builder.errors import BuildError
+from tinybench_builder.model.options import FitOptions
+from tinybench_builder.model.fitting import fit_estimator
+from tinybench_builder.layout import read_manifest
 from helpers.builds import write_fixture
 
 #: fit_estimator parameters a build sets per estimator, not settings
@@ -81,7 +81,7 @@ def test_options_are_frozen_and_checked():
         with pytest.raises(BuildError, match=message):
             BuildOptions(**kwargs)
     options = BuildOptions(version="1.2.0")
-    from builder.dataset import LOCAL_NAMESPACE, own_namespace
+    from tinybench_builder.dataset import LOCAL_NAMESPACE, own_namespace
 
     # no repository id given: the token's own namespace, or a local build (tests/test_conventions.py)
     assert (options.repo_id_for("tinyX"), options.tag_for(), options.anchors_for(100)) == \

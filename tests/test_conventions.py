@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from builder import __version__
-from builder.cli.main import main, release_main
+from tinybench_builder import __version__
+from tinybench_builder.cli.main import main, release_main
 from helpers.client import run_in_client
 
 COMMANDS = ["ingest", "fit", "estimate", "build", "import-original", "release", "simulate"]
@@ -37,7 +37,7 @@ def test_release_py_version_and_the_old_spelling(tmp_path, capsys):
 
 def test_no_default_namespace_of_another_organisation(monkeypatch, tmp_path):
     """Without a repository id or an org: the token's own namespace, or a local build."""
-    from builder.dataset import LOCAL_NAMESPACE, BuildOptions
+    from tinybench_builder.dataset import LOCAL_NAMESPACE, BuildOptions
 
     for var in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"):
         monkeypatch.delenv(var, raising=False)
@@ -47,8 +47,8 @@ def test_no_default_namespace_of_another_organisation(monkeypatch, tmp_path):
 
 
 def _namespace_in_a_client() -> dict:
-    from builder.dataset import BuildOptions
-    from builder.release import load_config
+    from tinybench_builder.dataset import BuildOptions
+    from tinybench_builder.release import load_config
 
     return {"build": BuildOptions().repo_id_for("tinyX"), "org": load_config("r.toml", check_paths=False).org}
 
@@ -74,7 +74,7 @@ def test_push_refuses_a_local_release(tmp_path, monkeypatch, capsys):
 def test_a_log_file_gets_no_bars_and_quiet_is_quiet(tmp_path):
     """stderr is not a terminal: no bar, no cursor escapes; -q: nothing on stderr; --progress: a bar."""
     out = tmp_path / "s.parquet"
-    base = [sys.executable, "-m", "builder"]
+    base = [sys.executable, "-m", "tinybench_builder"]
     proc = subprocess.run(base + ["simulate", "--models", "12", "--items", "60", "--out", str(out)],
                           capture_output=True, text=True, check=True)
     assert proc.stderr.startswith("wrote 12 models x 60 items")

@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from builder.model.fitting import fit_estimator
-from builder.read.matrix import ResponseMatrix
+from tinybench_builder.model.fitting import fit_estimator
+from tinybench_builder.read.matrix import ResponseMatrix
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "responses"
 pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data is not available")

@@ -19,11 +19,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from builder.cli.main import main
-from builder.estimator import TinyEstimator
-from builder.estimate.harness_logs import estimate_from_logs
-from builder.layout import read_manifest
-from builder.read.simulate import simulate_responses
+from tinybench_builder.cli.main import main
+from tinybench_builder.estimator import TinyEstimator
+from tinybench_builder.estimate.harness_logs import estimate_from_logs
+from tinybench_builder.layout import read_manifest
+from tinybench_builder.read.simulate import simulate_responses
 from helpers import hub_clients
 from helpers.builds import ROOT
 from helpers.client import run_in_client

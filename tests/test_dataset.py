@@ -1,4 +1,4 @@
-"""builder.dataset.build: determinism, manifest (hashes, inputs, no paths or secrets), content inputs
+"""tinybench_builder.dataset.build: determinism, manifest (hashes, inputs, no paths or secrets), content inputs
 (parquet/CSV/JSON lines, Hub id through a stub), errors, the `build` CLI, and real builds from
 ../shared/data (tinyAlpacaEval from real responses; tinyMMLU content with simulated responses)."""
 
@@ -12,20 +12,20 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from builder.dataset import content as content_mod
-from builder import layout
-from builder.dataset import responses as responses_mod
-from builder.cli.main import main
-from builder.registry.benchmarks import REGISTRY
-from builder.dataset.options import BuildOptions
-from builder.errors import BuildError
-from builder.model.options import FitOptions
-from builder.dataset.content import parse_content_args
-from builder.dataset.build import build_benchmark
-from builder.estimator import TinyEstimator
-from builder.layout import read_manifest, verify_manifest
-from builder.read.matrix import ResponseMatrix
-from builder.read.simulate import simulate_responses
+from tinybench_builder.dataset import content as content_mod
+from tinybench_builder import layout
+from tinybench_builder.dataset import responses as responses_mod
+from tinybench_builder.cli.main import main
+from tinybench_builder.registry.benchmarks import REGISTRY
+from tinybench_builder.dataset.options import BuildOptions
+from tinybench_builder.errors import BuildError
+from tinybench_builder.model.options import FitOptions
+from tinybench_builder.dataset.content import parse_content_args
+from tinybench_builder.dataset.build import build_benchmark
+from tinybench_builder.estimator import TinyEstimator
+from tinybench_builder.layout import read_manifest, verify_manifest
+from tinybench_builder.read.matrix import ResponseMatrix
+from tinybench_builder.read.simulate import simulate_responses
 from helpers.builds import SHARED, all_bytes, built, fast, make_content, read_split, write_fixture
 
 
@@ -236,7 +236,7 @@ def test_real_tinyalpacaeval(tmp_path):
 @pytest.mark.realdata
 def test_real_mmlu_content_with_simulated_responses(tmp_path):
     """Three real MMLU subjects (test + dev), simulated responses: input_formatted is the harness's 5-shot prompt."""
-    from builder.registry.prompts import render_mmlu
+    from tinybench_builder.registry.prompts import render_mmlu
 
     subjects = ["astronomy", "marketing", "virology"]
     test = pd.read_parquet(SHARED / "content" / "mmlu_test.parquet")
@@ -266,7 +266,7 @@ def test_real_mmlu_content_with_simulated_responses(tmp_path):
 def test_item_text_check_and_harness_v1_order(tmp_path):
     """Responses in the v0.3 harness evaluation order (OLL v1 details rows) carry their text: the
     build refuses to pair them with upstream rows by position, and maps them with item_order."""
-    from builder.registry.prompts import harness_v1_order
+    from tinybench_builder.registry.prompts import harness_v1_order
 
     c = REGISTRY["tinyGSM8k"].configs[0]
     test = make_content(c, "test", 60)

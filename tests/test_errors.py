@@ -1,29 +1,29 @@
-"""One error hierarchy (builder/errors.py) and one place in the CLI that turns errors into a line."""
+"""One error hierarchy (tinybench_builder/errors.py) and one place in the CLI that turns errors into a line."""
 
 import argparse
 
 import pytest
 
-from builder import errors
-from builder.cli._run import error_line, run_command
-from builder.cli.main import main, release_main
+from tinybench_builder import errors
+from tinybench_builder.cli._run import error_line, run_command
+from tinybench_builder.cli.main import main, release_main
 
-#: every class, and where it was importable before it moved to builder/errors.py
+#: every class, and where it was importable before it moved to tinybench_builder/errors.py
 OLD_HOMES = {
-    "BuildError": "builder.errors",
-    "MatrixFormatError": "builder.read.matrix",
-    "CsvFormatError": "builder.read.csv_table",
-    "SourceError": "builder.read.sources",
-    "SpecError": "builder.registry.specs",
-    "OriginalFormatError": "builder.dataset.original",
-    "ReleaseError": "builder.release.config",
-    "ConfigError": "builder.release.config",
-    "ClusterError": "builder.read.sources.dask_map",
-    "ModelUnavailable": "builder.read.sources",
-    "ReadFailed": "builder.read.sources._common",
-    "IncompleteIngest": "builder.read.ingest",
-    "PeersUnavailableError": "builder.bench.peers",
-    "PeerWorkerError": "builder.bench.peers",
+    "BuildError": "tinybench_builder.errors",
+    "MatrixFormatError": "tinybench_builder.read.matrix",
+    "CsvFormatError": "tinybench_builder.read.csv_table",
+    "SourceError": "tinybench_builder.read.sources",
+    "SpecError": "tinybench_builder.registry.specs",
+    "OriginalFormatError": "tinybench_builder.dataset.original",
+    "ReleaseError": "tinybench_builder.release.config",
+    "ConfigError": "tinybench_builder.release.config",
+    "ClusterError": "tinybench_builder.read.sources.dask_map",
+    "ModelUnavailable": "tinybench_builder.read.sources",
+    "ReadFailed": "tinybench_builder.read.sources._common",
+    "IncompleteIngest": "tinybench_builder.read.ingest",
+    "PeersUnavailableError": "tinybench_builder.bench.peers",
+    "PeerWorkerError": "tinybench_builder.bench.peers",
 }
 INPUT = {"BuildError", "MatrixFormatError", "CsvFormatError", "SourceError", "SpecError", "OriginalFormatError",
          "ConfigError"}

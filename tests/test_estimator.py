@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from builder.estimator import NPZ_NAME, TinyEstimator
+from tinybench_builder.estimator import NPZ_NAME, TinyEstimator
 
 
 def make_estimator(A=None, lam=0.25, scale=1.0, N=6, params=None):
@@ -356,8 +356,8 @@ def test_constructor_checks_shapes_and_values():
 
 
 def test_evaluate_answers_with_the_original_keys(tmp_path):
-    from builder.registry.benchmarks import REGISTRY
-    from builder.estimator import ORIGINAL_BENCHMARKS, evaluate
+    from tinybench_builder.registry.benchmarks import REGISTRY
+    from tinybench_builder.estimator import ORIGINAL_BENCHMARKS, evaluate
 
     # the standalone table agrees with the registry
     assert ORIGINAL_BENCHMARKS == {s.original_bench: s.name for s in REGISTRY.values() if s.original_bench}
@@ -373,7 +373,7 @@ def test_evaluate_answers_with_the_original_keys(tmp_path):
 
 
 def test_outside_distance2_is_the_expected_squared_distance_outside_the_range():
-    from builder.estimator import outside_distance2
+    from tinybench_builder.estimator import outside_distance2
 
     # no uncertainty: the plain squared distance (0 inside)
     assert outside_distance2(np.array([0.5, 1.2, -0.3]), 0.0, 0.0, 1.0) == pytest.approx([0.0, 0.04, 0.09])

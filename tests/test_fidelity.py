@@ -14,10 +14,10 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from builder.registry.benchmarks import get_benchmark
-from builder.dataset.content import ContentTable
-from builder.dataset.plan import split_table
-from builder.registry.prompts import fixed_sample
+from tinybench_builder.registry.benchmarks import get_benchmark
+from tinybench_builder.dataset.content import ContentTable
+from tinybench_builder.dataset.plan import split_table
+from tinybench_builder.registry.prompts import fixed_sample
 from helpers.builds import SHARED
 
 CONTENT = SHARED / "content"

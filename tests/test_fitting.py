@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from builder.model.anchors import stratified_anchors
-from builder.estimator import TinyEstimator
-from builder.model.fitting import fit_estimator, report_markdown
-from builder.model.irt import IRTModel
-from builder.read.matrix import ResponseMatrix
-from builder.read.simulate import simulate_responses
+from tinybench_builder.model.anchors import stratified_anchors
+from tinybench_builder.estimator import TinyEstimator
+from tinybench_builder.model.fitting import fit_estimator, report_markdown
+from tinybench_builder.model.irt import IRTModel
+from tinybench_builder.read.matrix import ResponseMatrix
+from tinybench_builder.read.simulate import simulate_responses
 
 
 @pytest.fixture(scope="module")
@@ -175,8 +175,8 @@ def test_same_data_same_tiny_benchmark_in_any_layout_or_order(soft_matrix, tmp_p
 _THREADS_SCRIPT = """
 import json, sys
 import numpy as np
-from builder.model.fitting import fit_estimator
-from builder.read.simulate import simulate_responses
+from tinybench_builder.model.fitting import fit_estimator
+from tinybench_builder.read.simulate import simulate_responses
 m, _ = simulate_responses(n_models=24, n_items=300, n_dims=2, seed=5)
 res = fit_estimator(m, n_anchors=30, seed=1, progress=False)
 out = res.estimator.estimate(m.scores[:4, res.anchors.positions])

@@ -119,7 +119,7 @@ def test_example_files_are_small_and_documented():
 @pytest.mark.realdata
 @pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="../shared/data is not available")
 def test_example_equals_the_development_data():
-    from builder.read import ResponseMatrix
+    from tinybench_builder.read import ResponseMatrix
 
     mine = ResponseMatrix.read(EXAMPLE / "responses.parquet")
     dev = ResponseMatrix.read(SHARED_DATA / "responses" / "wmdp_bio.parquet")
@@ -135,9 +135,9 @@ def test_example_equals_the_development_data():
 @pytest.mark.slow
 @pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="../shared/data is not available")
 def test_example_builds_the_same_tiny_benchmark(tmp_path):
-    from builder import layout
-    from builder.dataset import BuildOptions, build_benchmark
-    from builder.registry import load_spec_file
+    from tinybench_builder import layout
+    from tinybench_builder.dataset import BuildOptions, build_benchmark
+    from tinybench_builder.registry import load_spec_file
 
     spec = load_spec_file(ROOT / "specs" / "tinyWMDP_bio.toml")
     opts = BuildOptions(version="1.0.0")

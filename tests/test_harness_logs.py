@@ -1,4 +1,4 @@
-"""builder.estimate.harness_logs / `builder estimate DIR LOGS`: lm-eval logs of a tiny task give the same
+"""tinybench_builder.estimate.harness_logs / `tinybench-builder estimate DIR LOGS`: lm-eval logs of a tiny task give the same
 estimate whatever the order of their records (shuffled, multi-GPU interleaving, doc ids that do
 not follow the rows), because results are matched to the rows by document."""
 
@@ -11,10 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from builder.cli.main import main
-from builder.estimator import TinyEstimator
-from builder.estimate.harness_logs import estimate_from_logs, match_rows
-from builder.read.sources import SourceError
+from tinybench_builder.cli.main import main
+from tinybench_builder.estimator import TinyEstimator
+from tinybench_builder.estimate.harness_logs import estimate_from_logs, match_rows
+from tinybench_builder.read.sources import SourceError
 from helpers.builds import built, read_split, rng_perm
 
 TS = "2024-05-01T10-00-00.123456"
@@ -178,10 +178,10 @@ def test_cli_estimate_from_a_logs_folder(tiny, tmp_path, capsys):
 
 
 def test_fit_folder_reads_full_task_logs(tmp_path):
-    """A `builder fit` folder has no data: the logs are of the full task, items named by doc_id
-    (as `builder ingest` names them), the anchors taken by id, in any record order."""
-    from builder.model.fitting import fit_estimator
-    from builder.read.simulate import simulate_responses
+    """A `tinybench-builder fit` folder has no data: the logs are of the full task, items named by doc_id
+    (as `tinybench-builder ingest` names them), the anchors taken by id, in any record order."""
+    from tinybench_builder.model.fitting import fit_estimator
+    from tinybench_builder.read.simulate import simulate_responses
 
     m, _ = simulate_responses(n_models=30, n_items=120, n_dims=1, seed=3)
     est = fit_estimator(m, n_anchors=10, seed=0, n_dims=1, n_seeds=2, n_folds=2, progress=False).estimator
@@ -203,7 +203,7 @@ def test_fit_folder_reads_full_task_logs(tmp_path):
 def test_bundle_logs_of_several_tasks(tmp_path, tmp_path_factory):
     """tinyOpenLLMLeaderboard: one folder per model with the samples of several tiny tasks; each
     config's results go to its scenario's anchors of the joint estimator; missing tasks stay unanswered."""
-    from builder.layout import config_anchor_ids
+    from tinybench_builder.layout import config_anchor_ids
     from helpers.builds import built as build
 
     folder = build(tmp_path_factory.getbasetemp() / "builds", "tinyOpenLLMLeaderboard")
@@ -239,8 +239,8 @@ from helpers.builds import SHARED  # noqa: E402
 def test_real_lm_eval_logs_with_a_fit_folder(tmp_path):
     """Real lm-eval logs (wmdp_bio, 3 models) against an estimator fitted on the real wmdp_bio matrix:
     the same estimates as the matrix rows of those models (their acc equals the logs)."""
-    from builder.model.fitting import fit_estimator
-    from builder.read.matrix import ResponseMatrix
+    from tinybench_builder.model.fitting import fit_estimator
+    from tinybench_builder.read.matrix import ResponseMatrix
 
     m = ResponseMatrix.read(SHARED / "responses" / "wmdp_bio.parquet")
     est = fit_estimator(m, n_anchors=30, seed=0, n_dims=1, n_seeds=2, n_folds=2, progress=False).estimator

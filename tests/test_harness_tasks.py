@@ -1,4 +1,4 @@
-"""builder.dataset.harness_tasks: `build` writes the lm-evaluation-harness task files of the tiny dataset
+"""tinybench_builder.dataset.harness_tasks: `build` writes the lm-evaluation-harness task files of the tiny dataset
 (lm_eval/<task>.yaml, pinned to the release tag), and the functions they name reproduce the
 harness requests of the rows."""
 
@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 import yaml
 
-from builder.registry import prompts
-from builder.registry.benchmarks import get_benchmark
-from builder.dataset.harness_tasks import ANCHOR_MEAN, HARNESS_DIR, LM_EVAL_TINY_TASKS, TASK_SUFFIX, UTILS_MODULE, task_files
-from builder.layout import read_manifest, verify_manifest
+from tinybench_builder.registry import prompts
+from tinybench_builder.registry.benchmarks import get_benchmark
+from tinybench_builder.dataset.harness_tasks import ANCHOR_MEAN, HARNESS_DIR, LM_EVAL_TINY_TASKS, TASK_SUFFIX, UTILS_MODULE, task_files
+from tinybench_builder.layout import read_manifest, verify_manifest
 from helpers.builds import built, read_split
 
 
@@ -112,7 +112,7 @@ def test_custom_task_from_the_spec(tmp_path):
     """A custom benchmark's [harness] table becomes its task file (and its manifest task)."""
     import dataclasses
 
-    from builder.registry.specs import spec_from_mapping
+    from tinybench_builder.registry.specs import spec_from_mapping
 
     spec = spec_from_mapping({"name": "tinyX", "license": "mit", "citation": "@misc{x, title={X}}",
                               "prompt": "Q: {{ question }}\nA:",
@@ -176,7 +176,7 @@ def _run_task(folder, task, rows, rng):
 def test_the_aggregation_is_the_estimate_of_the_answered_rows_in_any_order(builds, name, config, split):
     """lm-eval's table shows `score`: the release's estimator on the rows answered, whatever their order
     (data-parallel runs interleave them) and however many (`--limit`)."""
-    from builder.estimator import TinyEstimator
+    from tinybench_builder.estimator import TinyEstimator
 
     folder = builds[name]
     task = read_manifest(folder)["configs"][config]["harness_task"]
@@ -208,7 +208,7 @@ def test_the_aggregation_is_the_estimate_of_the_answered_rows_in_any_order(build
 
 
 def test_a_bundle_task_reports_its_own_benchmark(builds):
-    from builder.estimator import TinyEstimator
+    from tinybench_builder.estimator import TinyEstimator
 
     folder = builds["tinyOpenLLMLeaderboard"]
     man = read_manifest(folder)
@@ -222,8 +222,8 @@ def test_a_bundle_task_reports_its_own_benchmark(builds):
 
 def test_logged_samples_aggregate_as_builder_estimate_reads_them(builds, tmp_path):
     """The per-row values lm-eval logs (samples_<task>.jsonl) give the same score through the task's
-    aggregation as through `builder estimate` on those logs."""
-    from builder.estimate.harness_logs import estimate_from_logs
+    aggregation as through `tinybench-builder estimate` on those logs."""
+    from tinybench_builder.estimate.harness_logs import estimate_from_logs
     from helpers.sources import write_lm_eval_run
 
     folder = builds["tinyMMLU"]
@@ -253,9 +253,9 @@ def test_task_names_never_replace_lm_evals_own(tmp_path, monkeypatch):
     import sys
     import types
 
-    from builder.errors import BuildError
-    from builder.dataset.harness_tasks import check_task_names
-    from builder.registry.specs import SpecError, spec_from_mapping
+    from tinybench_builder.errors import BuildError
+    from tinybench_builder.dataset.harness_tasks import check_task_names
+    from tinybench_builder.registry.specs import SpecError, spec_from_mapping
 
     base = {"name": "tinyX", "license": "mit", "citation": "@misc{x, title={X}}", "prompt": "{{ q }}"}
     with pytest.raises(SpecError, match=r"'tinyGSM8k' is one of lm-evaluation-harness's own tasks.*task = "):

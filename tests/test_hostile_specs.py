@@ -14,9 +14,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from builder.cli.main import main
-from builder.read.simulate import simulate_responses
-from builder.registry.specs import SpecError, spec_from_mapping
+from tinybench_builder.cli.main import main
+from tinybench_builder.read.simulate import simulate_responses
+from tinybench_builder.registry.specs import SpecError, spec_from_mapping
 
 N_ITEMS, N_MODELS, K = 40, 24, 10
 BASE = {"name": "tinyProbe", "license": "mit", "citation": "@misc{x, title={X}}", "item_id_column": "item_id"}
@@ -91,8 +91,8 @@ def test_a_plain_spec_still_builds(tmp_path, inputs):
 
 def test_the_last_check_before_writing_keeps_files_inside_the_folder(tmp_path):
     """Whatever a plan says (a spec, a tampered manifest), build writes only inside its folder."""
-    from builder.errors import BuildError
-    from builder.layout import child_path
+    from tinybench_builder.errors import BuildError
+    from tinybench_builder.layout import child_path
 
     assert child_path(tmp_path, "a/b-00000-of-00001.parquet") == tmp_path / "a" / "b-00000-of-00001.parquet"
     for rel in ("../x", "/abs", "a/../../x", "a//b", "a\\b", "x\n.yaml", "", ".", "a/./b"):
@@ -101,7 +101,7 @@ def test_the_last_check_before_writing_keeps_files_inside_the_folder(tmp_path):
 
 
 def test_a_release_refuses_such_a_spec_when_it_loads_the_config(tmp_path, inputs, capsys):
-    from builder.cli.main import release_main
+    from tinybench_builder.cli.main import release_main
     from helpers.folders import write_config
 
     matrix, content = inputs
@@ -151,7 +151,7 @@ def test_the_harness_templates_are_checked_too(key):
 
 def test_escapes_built_at_render_time_are_stopped_by_the_sandbox():
     """What a static check cannot see (names assembled while rendering) the sandbox refuses."""
-    from builder.registry.prompts import render_template
+    from tinybench_builder.registry.prompts import render_template
 
     with pytest.raises(ValueError, match="unsafe|sandbox"):
         render_template("{{ question[('_' * 2) ~ 'class' ~ ('_' * 2)] }}", {"question": "q"})
@@ -166,7 +166,7 @@ def test_escapes_built_at_render_time_are_stopped_by_the_sandbox():
 
 
 def test_ordinary_prompts_render_as_before():
-    from builder.registry.prompts import render_template
+    from tinybench_builder.registry.prompts import render_template
 
     row = {"question": " Why? ", "choices": np.array(["a", "b"]), "n": 3}
     assert render_template("{{ question.strip() }}\n{% for c in choices %}{{ loop.index }}. {{ c }}\n{% endfor %}"

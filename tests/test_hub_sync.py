@@ -1,4 +1,4 @@
-"""builder.release.hub_sync against the loopback Hub (tests/helpers/hub) with the REAL clients.
+"""tinybench_builder.release.hub_sync against the loopback Hub (tests/helpers/hub) with the REAL clients.
 
 The clients read HF_ENDPOINT at import time, so every Hub call runs in a fresh process
 (`helpers.client.run_in_client` with a function of `helpers.hub_clients`). The folders are
@@ -202,7 +202,7 @@ def test_publish_release_plans_everything_before_writing(hub_server, hub_env, tm
 
 
 def test_compare_trees():
-    from builder.release.hub_sync import LocalFile, RemoteFile, compare_trees
+    from tinybench_builder.release.hub_sync import LocalFile, RemoteFile, compare_trees
 
     local = {"a.txt": LocalFile("a.txt", 1, "s" * 64, "g" * 40), "d.parquet": LocalFile("d.parquet", 9, "p" * 64, "x" * 40),
              "new.txt": LocalFile("new.txt", 1, "n" * 64, "m" * 40)}

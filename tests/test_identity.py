@@ -1,5 +1,5 @@
 """One writer: the same inputs give the same folder bytes whichever way the build is started (the
-Python API, `builder build`, a release) and re-rendering a finished folder's card changes nothing.
+Python API, `tinybench-builder build`, a release) and re-rendering a finished folder's card changes nothing.
 (Two identical builds, the second replacing the first: tests/test_dataset.py.)"""
 
 from __future__ import annotations
@@ -8,14 +8,14 @@ import shutil
 
 import pytest
 
-from builder.dataset import cards
+from tinybench_builder.dataset import cards
 
-from builder.release import publish
-from builder.cli.main import main
-from builder.dataset.options import BuildOptions
-from builder.model.options import FitOptions
-from builder.dataset.build import build_benchmark
-from builder.release.config import load_config
+from tinybench_builder.release import publish
+from tinybench_builder.cli.main import main
+from tinybench_builder.dataset.options import BuildOptions
+from tinybench_builder.model.options import FitOptions
+from tinybench_builder.dataset.build import build_benchmark
+from tinybench_builder.release.config import load_config
 from helpers.builds import all_bytes, write_fixture
 from helpers.folders import write_config
 

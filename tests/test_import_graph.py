@@ -7,7 +7,7 @@ import importlib
 import importlib.util
 import textwrap
 
-import builder
+import tinybench_builder
 from helpers.builds import ROOT
 
 
@@ -29,18 +29,18 @@ def test_the_package_graph_is_clean(capsys):
 def test_every_stage_exports_what_its_all_lists_and_the_package_api_resolves():
     graph = _script()
     for stage, names in graph.stage_exports(ROOT).items():
-        module = importlib.import_module(f"builder.{stage}")
+        module = importlib.import_module(f"tinybench_builder.{stage}")
         assert module.__doc__, stage
         missing = [n for n in names or () if not hasattr(module, n)]
         assert not missing, (stage, missing)
-    for name in builder.__all__:
-        assert getattr(builder, name) is not None, name
-    assert set(builder.__all__) <= set(dir(builder))
+    for name in tinybench_builder.__all__:
+        assert getattr(tinybench_builder, name) is not None, name
+    assert set(tinybench_builder.__all__) <= set(dir(tinybench_builder))
 
 
 def _write_package(root, files):
     for name, text in files.items():
-        path = root / "builder" / name
+        path = root / "tinybench_builder" / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text))
 
@@ -49,54 +49,54 @@ def test_the_check_finds_cycles_upward_arrows_private_names_and_strays(tmp_path,
     graph = _script()
     _write_package(tmp_path, {
         "__init__.py": "__version__ = '0'\n",
-        "estimator.py": "from builder.read.matrix import ResponseMatrix\n",   # standalone must import nothing
-        "layout.py": "from builder.dataset import build\n",                 # the kernel imports a stage
-        "read/__init__.py": '"""Read."""\nfrom builder.read.matrix import ResponseMatrix\n__all__ = ["ResponseMatrix"]\n',
-        "read/matrix.py": "ResponseMatrix = 1\n_helper = 2\ndef f():\n    from builder.dataset.build import build\n",
+        "estimator.py": "from tinybench_builder.read.matrix import ResponseMatrix\n",   # standalone must import nothing
+        "layout.py": "from tinybench_builder.dataset import build\n",                 # the kernel imports a stage
+        "read/__init__.py": '"""Read."""\nfrom tinybench_builder.read.matrix import ResponseMatrix\n__all__ = ["ResponseMatrix"]\n',
+        "read/matrix.py": "ResponseMatrix = 1\n_helper = 2\ndef f():\n    from tinybench_builder.dataset.build import build\n",
         "read/_private.py": "x = 1\n",
         "model/__init__.py": "__all__ = []\n",                             # no docstring
-        "model/fit.py": "from builder.read.matrix import _helper\nfrom builder.read._private import x\n",
+        "model/fit.py": "from tinybench_builder.read.matrix import _helper\nfrom tinybench_builder.read._private import x\n",
         "registry/__init__.py": '"""Registry: no __all__."""\n',
         "dataset/__init__.py": '"""Dataset."""\n__all__ = ["build"]\n',
-        "dataset/build.py": "from builder.dataset.cards import card\nfrom builder.read import ResponseMatrix\nbuild = 1\n",
-        "dataset/cards.py": "from builder.dataset.build import build\ncard = 1\n",   # cycle build <-> cards
-        "dataset/plan.py": "from builder.read.matrix import ResponseMatrix\n",  # exported: fine
+        "dataset/build.py": "from tinybench_builder.dataset.cards import card\nfrom tinybench_builder.read import ResponseMatrix\nbuild = 1\n",
+        "dataset/cards.py": "from tinybench_builder.dataset.build import build\ncard = 1\n",   # cycle build <-> cards
+        "dataset/plan.py": "from tinybench_builder.read.matrix import ResponseMatrix\n",  # exported: fine
         "bench/__init__.py": '"""Bench."""\n__all__ = []\n',
-        "bench/speed.py": "from builder.read.matrix import _helper\nfrom builder.model.fit import f\n",
+        "bench/speed.py": "from tinybench_builder.read.matrix import _helper\nfrom tinybench_builder.model.fit import f\n",
         "stray/x.py": "x = 1\n",                                                # in no stage
     })
     assert graph.main(["--root", str(tmp_path)]) == 1
     out = capsys.readouterr().out
-    assert "import cycle: builder.dataset.build <-> builder.dataset.cards" in out
-    assert "arrow going back up: builder.read.matrix (read) imports builder.dataset.build (dataset)" in out
-    assert "builder.estimator must stay standalone but imports builder.read.matrix" in out
-    assert "builder.layout is kernel but imports builder.dataset" in out
-    assert "builder.model.fit imports builder.read.matrix._helper, which the read stage does not export" in out
-    assert "builder.model.fit imports builder.read._private.x, which the read stage does not export" in out
-    assert "builder.bench.speed imports the private builder.read.matrix._helper of the read stage" in out
-    assert "builder.bench.speed imports builder.model.fit" not in out    # bench may read public internals
-    assert "builder.dataset.plan" not in out                              # an exported name, by its module
-    assert "builder.registry (the stage's __init__.py) has no __all__" in out
-    assert "builder.model (the stage's __init__.py) has no docstring" in out
-    assert "builder.stray.x is in no stage" in out
+    assert "import cycle: tinybench_builder.dataset.build <-> tinybench_builder.dataset.cards" in out
+    assert "arrow going back up: tinybench_builder.read.matrix (read) imports tinybench_builder.dataset.build (dataset)" in out
+    assert "tinybench_builder.estimator must stay standalone but imports tinybench_builder.read.matrix" in out
+    assert "tinybench_builder.layout is kernel but imports tinybench_builder.dataset" in out
+    assert "tinybench_builder.model.fit imports tinybench_builder.read.matrix._helper, which the read stage does not export" in out
+    assert "tinybench_builder.model.fit imports tinybench_builder.read._private.x, which the read stage does not export" in out
+    assert "tinybench_builder.bench.speed imports the private tinybench_builder.read.matrix._helper of the read stage" in out
+    assert "tinybench_builder.bench.speed imports tinybench_builder.model.fit" not in out    # bench may read public internals
+    assert "tinybench_builder.dataset.plan" not in out                              # an exported name, by its module
+    assert "tinybench_builder.registry (the stage's __init__.py) has no __all__" in out
+    assert "tinybench_builder.model (the stage's __init__.py) has no docstring" in out
+    assert "tinybench_builder.stray.x is in no stage" in out
     assert graph.main(["--root", str(tmp_path), "--dot"]) == 0
-    assert '"builder.dataset.cards" -> "builder.dataset.build";' in capsys.readouterr().out
+    assert '"tinybench_builder.dataset.cards" -> "tinybench_builder.dataset.build";' in capsys.readouterr().out
 
 
 def test_a_stage_export_may_share_its_name_with_a_submodule(tmp_path, capsys):
     graph = _script()
     _write_package(tmp_path, {
         "__init__.py": "",
-        "read/__init__.py": '"""Read."""\nfrom builder.read.ingest import ingest\n__all__ = ["ingest"]\n',
+        "read/__init__.py": '"""Read."""\nfrom tinybench_builder.read.ingest import ingest\n__all__ = ["ingest"]\n',
         "read/ingest.py": "def ingest():\n    pass\n",
         "model/__init__.py": '"""Model."""\n__all__ = []\n',
-        "model/fit.py": "from builder.read import ingest\n",
+        "model/fit.py": "from tinybench_builder.read import ingest\n",
     })
     assert graph.main(["--root", str(tmp_path)]) == 0, capsys.readouterr().out
 
 
 def test_the_size_check_flags_long_modules_but_the_standalone_estimator():
     graph = _script()
-    assert graph.size_problems({"builder.read.ingest": 650, "builder.estimator": 1200}) == []
-    found = graph.size_problems({"builder.dataset.build": graph.MAX_LINES + 1})
-    assert len(found) == 1 and "builder.dataset.build" in found[0]
+    assert graph.size_problems({"tinybench_builder.read.ingest": 650, "tinybench_builder.estimator": 1200}) == []
+    found = graph.size_problems({"tinybench_builder.dataset.build": graph.MAX_LINES + 1})
+    assert len(found) == 1 and "tinybench_builder.dataset.build" in found[0]

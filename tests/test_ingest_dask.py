@@ -23,11 +23,11 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from builder.cli.ingest import add_ingest_arguments, run_ingest  # noqa: E402
-from builder.read.ingest import ingest  # noqa: E402
-from builder.read.matrix import ResponseMatrix  # noqa: E402
-from builder.read.sources import SourceError  # noqa: E402
-from builder.read.sources.dask_map import ClusterError  # noqa: E402
+from tinybench_builder.cli.ingest import add_ingest_arguments, run_ingest  # noqa: E402
+from tinybench_builder.read.ingest import ingest  # noqa: E402
+from tinybench_builder.read.matrix import ResponseMatrix  # noqa: E402
+from tinybench_builder.read.sources import SourceError  # noqa: E402
+from tinybench_builder.read.sources.dask_map import ClusterError  # noqa: E402
 from helpers.ingest_trees import TS_NEW, v1_repo_files, write_helm_tree, write_lm_eval_tree, write_v1_tree  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -179,7 +179,7 @@ def test_cli_unreachable_scheduler_is_an_error_line(trees, tmp_path, capsys):
 def _run_cli(args, env=None, timeout=240):
     env = dict(env or os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
-    return subprocess.run([sys.executable, "-m", "builder", "ingest", *args], env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "tinybench_builder", "ingest", *args], env=env, capture_output=True,
                           text=True, timeout=timeout, cwd=str(REPO))
 
 

@@ -10,12 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from builder.cli.ingest import add_ingest_arguments, read_hub_models, run_ingest
-from builder.read.ingest import IncompleteIngest, ModelProgress, ingest, ingest_with_report
-from builder.read.matrix import ResponseMatrix
-from builder.read.sources import ModelUnavailable, SourceError, _common, helm, lm_eval, open_llm_leaderboard
-from builder.read.sources._common import Options, UnitFailure, read_unit, read_unit_retrying
-from builder.read.sources.reduce import MatrixReducer, unit_keys
+from tinybench_builder.cli.ingest import add_ingest_arguments, read_hub_models, run_ingest
+from tinybench_builder.read.ingest import IncompleteIngest, ModelProgress, ingest, ingest_with_report
+from tinybench_builder.read.matrix import ResponseMatrix
+from tinybench_builder.read.sources import ModelUnavailable, SourceError, _common, helm, lm_eval, open_llm_leaderboard
+from tinybench_builder.read.sources._common import Options, UnitFailure, read_unit, read_unit_retrying
+from tinybench_builder.read.sources.reduce import MatrixReducer, unit_keys
 from helpers.ingest_trees import write_helm_tree, write_lm_eval_tree, write_v1_tree
 
 
@@ -241,7 +241,7 @@ def test_hub_models_on_the_local_pool_and_a_corrupt_file_on_the_hub(tmp_path):
 
         def run(*ids):
             models.write_text("\n".join(ids) + "\n")
-            return subprocess.run([sys.executable, "-m", "builder", "ingest", "--hub-models", str(models), "--task", "gsm8k",
+            return subprocess.run([sys.executable, "-m", "tinybench_builder", "ingest", "--hub-models", str(models), "--task", "gsm8k",
                                    "--out", str(out), "--progress", "none"], env=env, capture_output=True, text=True,
                                   timeout=120, cwd=str(repo_root))
 

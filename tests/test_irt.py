@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from builder.model.irt import IRTModel, binarize_scores, fit_abilities
-from builder.read.simulate import simulate_responses
+from tinybench_builder.model.irt import IRTModel, binarize_scores, fit_abilities
+from tinybench_builder.read.simulate import simulate_responses
 
 
 def _corr(x, y):
@@ -58,7 +58,7 @@ def test_dimension_is_chosen_by_validation_and_fit_is_deterministic():
 
 
 def test_staged_fit_for_many_items_matches_truth():
-    import builder.model.irt as irt
+    import tinybench_builder.model.irt as irt
 
     matrix, t = simulate_responses(n_models=100, n_items=900, n_dims=1, seed=6)
     old = irt._STAGE_ITEMS

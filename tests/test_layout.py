@@ -1,4 +1,4 @@
-"""builder.layout, the one owner of the folder format: the standalone estimator's own reader agrees
+"""tinybench_builder.layout, the one owner of the folder format: the standalone estimator's own reader agrees
 with it; verify, listing and input records; a folder is replaced atomically and only if we wrote it."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from builder import estimator, layout
-from builder.errors import BuildError
+from tinybench_builder import estimator, layout
+from tinybench_builder.errors import BuildError
 from helpers.builds import built
 
 

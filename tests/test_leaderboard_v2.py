@@ -1,4 +1,4 @@
-"""The Open LLM Leaderboard v2 tiny benchmarks (builder.registry.leaderboard_v2, prompts_v2).
+"""The Open LLM Leaderboard v2 tiny benchmarks (tinybench_builder.registry.leaderboard_v2, prompts_v2).
 
 The fixtures are details written by the leaderboard's own lm-eval fork (tests/data/leaderboard_v2,
 scripts/leaderboard_v2_fixtures.py): their records are checked field by field against
@@ -18,12 +18,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from builder.dataset import BuildOptions, build_benchmark
-from builder.estimator import TinyEstimator
-from builder.registry import get_benchmark, normalization, render_split
-from builder.registry.leaderboard_v2 import BBH_CHANCE, GPQA_SUBSETS, MATH_HARD_SUBJECTS, MUSR_CHANCE, MUSR_SUBTASKS
-from builder.registry.prompts import render_arc
-from builder.registry.prompts_v2 import V2_RENDERERS, bbh_subtasks
+from tinybench_builder.dataset import BuildOptions, build_benchmark
+from tinybench_builder.estimator import TinyEstimator
+from tinybench_builder.registry import get_benchmark, normalization, render_split
+from tinybench_builder.registry.leaderboard_v2 import BBH_CHANCE, GPQA_SUBSETS, MATH_HARD_SUBJECTS, MUSR_CHANCE, MUSR_SUBTASKS
+from tinybench_builder.registry.prompts import render_arc
+from tinybench_builder.registry.prompts_v2 import V2_RENDERERS, bbh_subtasks
 from helpers.leaderboard_v2 import CONTENT, content_rows, metric_keys, results, samples, write_details
 from helpers.sources import SHARED_DATA
 

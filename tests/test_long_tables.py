@@ -1,7 +1,7 @@
 """Long score tables (model, item, score) read in chunks (issue 21): the same matrix as reading the
 whole table with pandas, the same checks with the line of the first offence, and memory a small
 multiple of the matrix (the peak is measured in a child process; the benchmark script
-``python -m builder.bench.ingest_memory`` gives the numbers of docs/INGEST.md)."""
+``python -m tinybench_builder.bench.ingest_memory`` gives the numbers of docs/INGEST.md)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from builder.errors import MatrixFormatError
-from builder.read import long_table
-from builder.read.matrix import ResponseMatrix
+from tinybench_builder.errors import MatrixFormatError
+from tinybench_builder.read import long_table
+from tinybench_builder.read.matrix import ResponseMatrix
 from helpers.builds import ROOT
 
 
@@ -131,14 +131,14 @@ def test_memory_is_a_small_multiple_of_the_matrix(tmp_path, fmt):
     """400 models x 2,500 items (1M rows, an 8 MB matrix): reading it whole took ~40x the matrix; in
     chunks (small against this matrix, as the default chunks are against 2,000 x 5,000) 8-9x here, the rest
     being fixed costs of pyarrow (2.2-2.4x at 2,000 and 20,000 models: docs/INGEST.md)."""
-    from builder.bench.ingest_memory import write_table
+    from tinybench_builder.bench.ingest_memory import write_table
 
     path = tmp_path / f"long.{fmt}"
     write_table(path, 400, 2500, "long-csv" if fmt == "csv" else "long-parquet")
-    code = (f"import re, sys\nfrom builder.read.matrix import ResponseMatrix\n"
+    code = (f"import re, sys\nfrom tinybench_builder.read.matrix import ResponseMatrix\n"
             "hwm = lambda: int(re.search(r'VmHWM:\\s+(\\d+) kB', open('/proc/self/status').read()).group(1)) * 1024\n"
             "import pyarrow.csv, pyarrow.parquet, pandas\n"
-            "from builder.read import long_table\n"
+            "from tinybench_builder.read import long_table\n"
             # chunks small against this small matrix, as 4 MB chunks are against a real one (2,000+ models)
             "long_table.CHUNK_BYTES, long_table.PARQUET_BATCH_ROWS = 1 << 18, 1 << 14\n"
             "before = hwm()\n"
@@ -153,7 +153,7 @@ def test_memory_is_a_small_multiple_of_the_matrix(tmp_path, fmt):
 
 def test_very_wide_tables_are_read_line_by_line_as_before(tmp_path, monkeypatch):
     """Above WIDE_LINE_COLUMNS columns the CSV is read one line at a time: the same frame."""
-    from builder.read import csv_table
+    from tinybench_builder.read import csv_table
 
     rng = np.random.default_rng(1)
     frame = pd.DataFrame(rng.random((6, 30)).round(3), index=pd.Index([f"m{i}" for i in range(6)], name="model"),

@@ -1,4 +1,4 @@
-"""`builder import-original`: the original release's tinyBenchmarks.pkl (written here in its layout,
+"""`tinybench-builder import-original`: the original release's tinyBenchmarks.pkl (written here in its layout,
 with made-up parameters) becomes estimator side files, and TinyEstimator then returns what the
 original evaluate(y, bench) returns, bit for bit: every bench, the lb scenarios alone, several IRT
 dimensions. The pickle is read with the restricted unpickler."""
@@ -10,9 +10,9 @@ import pickle
 import numpy as np
 import pytest
 
-from builder.cli.main import main
-from builder.estimator import TinyEstimator, evaluate
-from builder.dataset.original import LB_SCENARIOS, OriginalFormatError, original_estimator, read_original
+from tinybench_builder.cli.main import main
+from tinybench_builder.estimator import TinyEstimator, evaluate
+from tinybench_builder.dataset.original import LB_SCENARIOS, OriginalFormatError, original_estimator, read_original
 from helpers.original_release import original_evaluate, write_original_pickle
 from helpers.sources import write_malicious_pickle
 

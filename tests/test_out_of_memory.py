@@ -10,9 +10,9 @@ import sys
 import numpy as np
 import pytest
 
-from builder.cli.main import main
-from builder.errors import OUT_OF_MEMORY_EXIT
-from builder.read.matrix import MAX_PARQUET_COLUMNS, ResponseMatrix
+from tinybench_builder.cli.main import main
+from tinybench_builder.errors import OUT_OF_MEMORY_EXIT
+from tinybench_builder.read.matrix import MAX_PARQUET_COLUMNS, ResponseMatrix
 from helpers.builds import ROOT
 
 
@@ -31,7 +31,7 @@ def _fail(*args, **kwargs):
 
 @pytest.mark.parametrize("where", ["read", "write"])
 def test_an_allocation_failure_is_one_line_and_exit_4(where, table, tmp_path, capsys, monkeypatch):
-    from builder.read import long_table
+    from tinybench_builder.read import long_table
 
     if where == "read":
         monkeypatch.setattr(long_table, "read_long", _fail)
@@ -55,9 +55,9 @@ def test_a_real_memory_limit_gives_exit_4(tmp_path):
     path.write_text("model,item,score\n" + "".join(f"m{i},{j},1\n" for i in range(n) for j in range(m)
                                                     if (i + j) % 50 == 0))
     code = ("import resource, sys\n"
-            "from builder.cli.main import main, build_parser\n"
+            "from tinybench_builder.cli.main import main, build_parser\n"
             "build_parser()\n"  # every import done before the limit
-            "import numpy, pyarrow, pandas, pyarrow.csv, pyarrow.parquet, scipy.special, builder.read.long_table\n"
+            "import numpy, pyarrow, pandas, pyarrow.csv, pyarrow.parquet, scipy.special, tinybench_builder.read.long_table\n"
             "soft, hard = resource.getrlimit(resource.RLIMIT_AS)\n"
             "resource.setrlimit(resource.RLIMIT_AS, (int(open('/proc/self/status').read().split('VmSize:')[1].split()[0]) * 1024 + (40 << 20), hard))\n"
             f"sys.exit(main(['ingest', {str(path)!r}, '--out', {str(tmp_path / 'o.parquet')!r}, '--progress', 'none', '--jobs', '1']))\n")

@@ -1,4 +1,4 @@
-"""One rule per shared parameter (builder/params.py): the same refusal, the same words and exit
+"""One rule per shared parameter (tinybench_builder/params.py): the same refusal, the same words and exit
 status 2 from the command line, a release config, a spec file, the options and the Python API."""
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ import re
 import numpy as np
 import pytest
 
-from builder import params
-from builder.cli.main import main, release_main
-from builder.dataset import BuildOptions
-from builder.errors import BuildError, ConfigError, InputError, SpecError
-from builder.model import FitOptions, fit_estimator
-from builder.read import simulate_responses
-from builder.release import load_config
+from tinybench_builder import params
+from tinybench_builder.cli.main import main, release_main
+from tinybench_builder.dataset import BuildOptions
+from tinybench_builder.errors import BuildError, ConfigError, InputError, SpecError
+from tinybench_builder.model import FitOptions, fit_estimator
+from tinybench_builder.read import simulate_responses
+from tinybench_builder.release import load_config
 from helpers.folders import write_config
 
 BIG_SEED = 1099511627776  # 2**40: the issue's example
@@ -100,7 +100,7 @@ def test_a_release_config_breaking_a_rule_fails_at_load_with_exit_2(tmp_path, ca
         """)
     with pytest.raises(ConfigError, match=r"seed must be an integer from 0 to 2\*\*32 - 1 \(4294967295\), got 1099511627776"):
         load_config(cfg)
-    from builder.release import publish
+    from tinybench_builder.release import publish
 
     def no_build(*args, **kwargs):
         raise AssertionError("nothing may be built or fetched for a bad config")
@@ -115,7 +115,7 @@ def test_a_release_config_breaking_a_rule_fails_at_load_with_exit_2(tmp_path, ca
 
 
 def test_a_spec_breaking_a_rule(tmp_path):
-    from builder.registry import load_spec_file
+    from tinybench_builder.registry import load_spec_file
 
     from pathlib import Path
 

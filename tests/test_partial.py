@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from builder.bench.partial import subset_masks
-from builder.model import fit_estimator
-from builder.read import ResponseMatrix
+from tinybench_builder.bench.partial import subset_masks
+from tinybench_builder.model import fit_estimator
+from tinybench_builder.read import ResponseMatrix
 from helpers.builds import SHARED
 
 K = 40

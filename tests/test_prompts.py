@@ -1,4 +1,4 @@
-"""input_formatted renderers (builder.registry.prompts): byte-exact templates on hand-made rows, samplers,
+"""input_formatted renderers (tinybench_builder.registry.prompts): byte-exact templates on hand-made rows, samplers,
 render_split, and the real MMLU/Winogrande/GSM8K content (skipped when ../shared/data is absent)."""
 
 import random
@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from builder.registry import prompts
-from builder.registry.benchmarks import get_benchmark
-from builder.registry.prompts import (FULL_SPLIT_RENDERERS, RENDERERS, fixed_sample, hellaswag_preprocess, harness_v1_order,
+from tinybench_builder.registry import prompts
+from tinybench_builder.registry.benchmarks import get_benchmark
+from tinybench_builder.registry.prompts import (FULL_SPLIT_RENDERERS, RENDERERS, fixed_sample, hellaswag_preprocess, harness_v1_order,
                              harness_v1_schedule, render_arc, render_gsm8k, render_hellaswag, render_mmlu,
                              render_split, render_template, render_truthfulqa, render_winogrande,
                              render_winogrande_full, select_fewshot, winogrande_requests)

@@ -2,7 +2,7 @@
 snippet next to the folder `fit` wrote, and every `ingest` example of "Reading evaluation outputs",
 each on small fixture inputs named as in the README, in a fresh process from a scratch folder.
 
-The commands are taken from README.md itself (a `python -m builder ...` line is run with this
+The commands are taken from README.md itself (a `python -m tinybench_builder ...` line is run with this
 interpreter), so editing a snippet changes what is run here.
 """
 
@@ -52,11 +52,11 @@ def _block(heading: str, lang: str, contains: str = "") -> str:
 
 
 def _commands(code: str) -> list[list[str]]:
-    """The `python -m builder ...` lines of a bash block, comments removed, as argv lists."""
+    """The `python -m tinybench_builder ...` lines of a bash block, comments removed, as argv lists."""
     out = []
     for line in code.splitlines():
         line = line.split("  #", 1)[0].strip()
-        if line.startswith("python -m builder "):
+        if line.startswith("python -m tinybench_builder "):
             out.append([sys.executable] + shlex.split(line)[1:])
     return out
 
@@ -154,7 +154,7 @@ def test_quick_start_then_the_python_snippet(tmp_path):
 
 
 def test_every_ingest_example_runs(tmp_path):
-    code = _block("Reading evaluation outputs (`builder ingest`)", "bash", "wmdp_data.pkl")
+    code = _block("Reading evaluation outputs (`tinybench-builder ingest`)", "bash", "wmdp_data.pkl")
     commands = _commands(code)
     assert len(commands) >= 8
     _ingest_inputs(tmp_path)
@@ -168,11 +168,11 @@ def test_every_ingest_example_runs(tmp_path):
 
 
 def test_the_bench_command_runs_as_written(monkeypatch):
-    """`python -m builder.bench.ingest_speed --models 500` (README) needs no other option: a
+    """`python -m tinybench_builder.bench.ingest_speed --models 500` (README) needs no other option: a
     temporary work folder is made and removed (the timing itself is replaced here)."""
     text = README.read_text(encoding="utf-8")
-    assert "`python -m builder.bench.ingest_speed`, or `--models 500`" in text
-    from builder.bench import ingest_speed
+    assert "`python -m tinybench_builder.bench.ingest_speed`, or `--models 500`" in text
+    from tinybench_builder.bench import ingest_speed
 
     seen = {}
 

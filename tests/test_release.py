@@ -1,9 +1,9 @@
-"""Releases (builder.release.publish, builder.release.config, the `release` command / release.py): config
+"""Releases (tinybench_builder.release.publish, tinybench_builder.release.config, the `release` command / release.py): config
 parsing, CLI errors, build + validate without --push, and full releases with --push against the
 loopback Hub (in a fresh process: `helpers.client.run_in_client`).
 
 Most tests build with `helpers.folders.fake_build` (the build_benchmark contract, tiny folders,
-patched in for `builder.release.publish.build_benchmark`); `test_end_to_end_real_build` runs the real
+patched in for `tinybench_builder.release.publish.build_benchmark`); `test_end_to_end_real_build` runs the real
 builder through the release.py script.
 """
 
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from builder.release import publish
-from builder.cli.main import main as builder_main
-from builder.cli.main import release_main
+from tinybench_builder.release import publish
+from tinybench_builder.cli.main import main as builder_main
+from tinybench_builder.cli.main import release_main
 from helpers import hub_clients
 from helpers.builds import ROOT, SHARED
 from helpers.client import run_in_client
@@ -38,7 +38,7 @@ def fake(monkeypatch):
 
 
 def test_load_config_resolves_paths_against_the_config_folder(tmp_path, monkeypatch):
-    from builder.release.config import load_config
+    from tinybench_builder.release.config import load_config
 
     cfg_dir = tmp_path / "cfg"
     (cfg_dir / "data").mkdir(parents=True)
@@ -145,7 +145,7 @@ def test_cli_errors_exit_2_with_one_line(args, message, tmp_path, capsys, monkey
 
 
 def test_release_subcommand_is_release_py(capsys):
-    """`tinybench-builder release` / `python -m builder release` and release.py are one command."""
+    """`tinybench-builder release` / `python -m tinybench_builder release` and release.py are one command."""
     with pytest.raises(SystemExit):
         builder_main(["release", "--help"])
     sub = capsys.readouterr().out
@@ -157,7 +157,7 @@ def test_release_subcommand_is_release_py(capsys):
 
 
 def test_versions_and_previous_tag_selection():
-    from builder.release.config import ConfigError, latest_release_below, parse_version, version_tag
+    from tinybench_builder.release.config import ConfigError, latest_release_below, parse_version, version_tag
 
     assert parse_version("1.2.3") == (1, 2, 3) and parse_version("v0.10.0") == (0, 10, 0)
     assert version_tag("1.0.0") == "v1.0.0"
@@ -174,8 +174,8 @@ def test_versions_and_previous_tag_selection():
 
 def test_repository_configs_cover_the_registry():
     """release.toml lists every registered tiny benchmark (when you register one, add its sources)."""
-    from builder.registry.benchmarks import REGISTRY
-    from builder.release.config import load_config
+    from tinybench_builder.registry.benchmarks import REGISTRY
+    from tinybench_builder.release.config import load_config
 
     full = load_config(ROOT / "release.toml", check_paths=False)
     assert full.org == "tinyBenchmarks"
@@ -249,7 +249,7 @@ def test_an_interrupted_build_keeps_the_previous_one(tmp_path, monkeypatch, fake
     before = {p.relative_to(out).as_posix(): p.read_bytes() for p in (out / "tinyAlpacaEval").rglob("*") if p.is_file()}
 
     def dies_while_writing(*a, **kw):
-        from builder import layout
+        from tinybench_builder import layout
 
         with layout.staging(kw["out"]) as tmp:
             (tmp / "half.txt").write_text("half written")
@@ -339,7 +339,7 @@ def test_end_to_end_real_build(tmp_path):
     v1.0.0), then consumers at each tag."""
     import pandas as pd
 
-    from builder.read.simulate import simulate_responses
+    from tinybench_builder.read.simulate import simulate_responses
 
     data = tmp_path / "inputs"
     data.mkdir()

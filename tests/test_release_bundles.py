@@ -10,10 +10,10 @@ import json
 import pandas as pd
 import pytest
 
-from builder.cli.main import release_main
-from builder.layout import read_manifest
-from builder.release.config import ConfigError, load_config
-from builder.read.simulate import simulate_responses
+from tinybench_builder.cli.main import release_main
+from tinybench_builder.layout import read_manifest
+from tinybench_builder.release.config import ConfigError, load_config
+from tinybench_builder.read.simulate import simulate_responses
 from helpers import hub_clients
 from helpers.builds import ROOT, SHARED
 from helpers.client import run_in_client

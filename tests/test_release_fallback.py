@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from builder.release import ConfigError, load_config
+from tinybench_builder.release import ConfigError, load_config
 
 MAIN = """[release]
 org = "o"

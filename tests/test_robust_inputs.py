@@ -24,13 +24,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from builder.cli.main import main
-from builder.dataset.options import BuildOptions, check_repo_id
-from builder.errors import BuildError
-from builder.model.options import FitOptions
-from builder.read.matrix import MatrixFormatError, ResponseMatrix
-from builder.read.simulate import simulate_responses
-from builder.read.sources import SourceError, legacy_pickle
+from tinybench_builder.cli.main import main
+from tinybench_builder.dataset.options import BuildOptions, check_repo_id
+from tinybench_builder.errors import BuildError
+from tinybench_builder.model.options import FitOptions
+from tinybench_builder.read.matrix import MatrixFormatError, ResponseMatrix
+from tinybench_builder.read.simulate import simulate_responses
+from tinybench_builder.read.sources import SourceError, legacy_pickle
 from helpers.builds import ROOT
 from helpers.sources import lm_record, write_lm_eval_run
 
@@ -39,7 +39,7 @@ def _one_error_line(capsys, pattern: str) -> str:
     err = capsys.readouterr().err.strip()
     lines = err.splitlines()
     # ours: "error: ..."; argparse's: "<prog>: error: argument --x: ..." after the usage
-    assert lines and re.match(r"(python -m builder( \w+)?: )?error: ", lines[-1]) and "Traceback" not in err, err
+    assert lines and re.match(r"(python -m tinybench_builder( \w+)?: )?error: ", lines[-1]) and "Traceback" not in err, err
     assert re.search(pattern, lines[-1]), lines[-1]
     return lines[-1]
 
@@ -139,7 +139,7 @@ def test_empty_names_in_parquet_and_in_memory(tmp_path):
 def test_estimate_reads_only_the_anchor_columns_of_a_csv(clean, tmp_path):
     """A column that is not an anchor is not even converted: junk there changes nothing."""
     d, m = clean
-    from builder.estimator import TinyEstimator
+    from tinybench_builder.estimator import TinyEstimator
 
     est = TinyEstimator.load(d / "tiny")
     frame = m.to_frame()
@@ -220,7 +220,7 @@ def test_deep_json_is_one_error_line_also_from_pool_workers(tmp_path, jobs, caps
 
 def test_deep_json_is_one_error_line_from_dask_workers(tmp_path):
     distributed = pytest.importorskip("distributed")
-    from builder.read.ingest import ingest
+    from tinybench_builder.read.ingest import ingest
 
     root = _lm_tree(tmp_path / "logs", bad_model=2, bad_line=_deep(50_000))
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
@@ -231,8 +231,8 @@ def test_deep_json_is_one_error_line_from_dask_workers(tmp_path):
 
 def test_deep_json_elsewhere(tmp_path, capsys):
     """A results json, a content file and a manifest nested too deeply: one error line each."""
-    from builder import layout
-    from builder.dataset.content import _read_local_table
+    from tinybench_builder import layout
+    from tinybench_builder.dataset.content import _read_local_table
 
     (tmp_path / "c.json").write_text(_deep(100_000))
     with pytest.raises(BuildError, match="nested too deeply"):
@@ -256,7 +256,7 @@ def test_integral_doc_ids_in_other_spellings_are_accepted(tmp_path):
     root = tmp_path / "logs"
     recs = [dict(lm_record(i, 1.0), doc_id=v) for i, v in enumerate([0, 1.0, "2", 3])]
     write_lm_eval_run(root, "org/m", {"wmdp_bio": recs})
-    from builder.read.ingest import ingest
+    from tinybench_builder.read.ingest import ingest
 
     assert ingest(root).items == ["0", "1", "2", "3"]
 
@@ -328,7 +328,7 @@ def test_pickles_that_would_inflate_are_refused_before_allocating(tmp_path, name
                          b"\x93J@B\x0f\x00J\xa0\x86\x01\x00\x86C\x01b\x87R.")
     assert path.stat().st_size < 2_000_000
     rc, err, peak = _peak_rss_of(
-        "from builder.read.sources import legacy_pickle, SourceError\n"
+        "from tinybench_builder.read.sources import legacy_pickle, SourceError\n"
         f"try:\n    legacy_pickle.read({str(path)!r})\nexcept SourceError as e:\n    print('REFUSED', e, file=sys.stderr)\n")
     assert rc == 0 and "REFUSED" in err and "Traceback" not in err, err
     assert re.search(r"asks for|declares more than", err), err
@@ -410,7 +410,7 @@ def test_estimate_into_a_closed_pipe_stops_quietly(clean, tmp_path):
     big = ResponseMatrix(np.tile(m.scores, (40, 1)), [f"m{i}" for i in range(40 * len(m.models))], m.items)
     big.write(tmp_path / "many.parquet")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen([sys.executable, "-m", "builder", "estimate", str(d / "tiny"), str(tmp_path / "many.parquet")],
+    proc = subprocess.Popen([sys.executable, "-m", "tinybench_builder", "estimate", str(d / "tiny"), str(tmp_path / "many.parquet")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     first = proc.stdout.readline()  # like `| head -1`
     proc.stdout.close()
@@ -425,7 +425,7 @@ def test_build_without_content_offline_fails_fast(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT), HF_ENDPOINT="http://127.0.0.1:9", HF_HUB_DISABLE_TELEMETRY="1")
     env.pop("HF_HUB_OFFLINE", None)
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "builder", "build", "tinyAlpacaEval", "--responses",
+    proc = subprocess.run([sys.executable, "-m", "tinybench_builder", "build", "tinyAlpacaEval", "--responses",
                            str(tmp_path / "r.parquet"), "--out", str(tmp_path / "o"), "--quiet"],
                           capture_output=True, text=True, env=env, timeout=120)
     elapsed = time.perf_counter() - t0
@@ -442,7 +442,7 @@ BAD_REPO_IDS = ["org/name\n", "org/../name", "org/na..me", "org--x/name", "org/n
 
 @pytest.mark.parametrize("repo_id", BAD_REPO_IDS)
 def test_repo_ids_the_hub_rejects_are_refused(repo_id, tmp_path):
-    from builder.release.config import ConfigError, load_config
+    from tinybench_builder.release.config import ConfigError, load_config
     from helpers.folders import write_config
 
     with pytest.raises(BuildError, match="repo"):
@@ -458,7 +458,7 @@ def test_repo_ids_the_hub_rejects_are_refused(repo_id, tmp_path):
 
 @pytest.mark.parametrize("org", ["tinyOrg\n", "tiny..Org", "tiny--Org", "tiny Org", "-tinyOrg"])
 def test_org_names_the_hub_rejects_are_refused(org, tmp_path, capsys):
-    from builder.cli.main import release_main
+    from tinybench_builder.cli.main import release_main
     from helpers.folders import write_config
 
     (tmp_path / "r.parquet").write_bytes(b"x")
@@ -470,7 +470,7 @@ def test_org_names_the_hub_rejects_are_refused(org, tmp_path, capsys):
 
 
 def test_a_spec_name_the_hub_rejects_is_refused(tmp_path):
-    from builder.registry.specs import SpecError, spec_from_mapping
+    from tinybench_builder.registry.specs import SpecError, spec_from_mapping
 
     base = {"pretty_name": "X", "license": "mit", "citation": "@misc{x}", "item_id_column": "item_id"}
     for name in ("tinyX\n", "tiny X", "tiny..X/.."):
@@ -488,7 +488,7 @@ def test_valid_repo_ids_pass():
 def test_the_card_pastes_ids_as_python_literals(tmp_path):
     """Whatever a manifest says (a tampered --previous folder, an old build), the card's example
     code parses and the repository id and tag are plain string literals in it."""
-    from builder.dataset.cards import CardInputs, python_string, render_card
+    from tinybench_builder.dataset.cards import CardInputs, python_string, render_card
     from helpers.builds import built
 
     evil = 'org/x"); import os; os.system("touch pwned"); ("'

@@ -20,12 +20,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from builder import layout
+from tinybench_builder import layout
 
-from builder.release import publish
-from builder.cli.main import main, release_main
-from builder.errors import BuildError
-from builder.read.simulate import simulate_responses
+from tinybench_builder.release import publish
+from tinybench_builder.cli.main import main, release_main
+from tinybench_builder.errors import BuildError
+from tinybench_builder.read.simulate import simulate_responses
 from helpers.folders import fake_build, fake_config, make_folder
 
 
@@ -108,7 +108,7 @@ def test_fit_refuses_a_folder_it_did_not_write_before_fitting(kind, tmp_path, re
     def no_fit(*a, **kw):
         raise AssertionError("fitted before checking --out")
 
-    monkeypatch.setattr("builder.model.fitting.fit_estimator", no_fit)
+    monkeypatch.setattr("tinybench_builder.model.fitting.fit_estimator", no_fit)
     capsys.readouterr()
     assert main(["fit", str(responses), "--anchors", "5", "--quiet", "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip()
@@ -118,7 +118,7 @@ def test_fit_refuses_a_folder_it_did_not_write_before_fitting(kind, tmp_path, re
 
 @pytest.mark.parametrize("kind", sorted(NOT_OURS))
 def test_build_refuses_a_folder_it_did_not_write_before_reading_inputs(kind, tmp_path, monkeypatch):
-    from builder.dataset import build as dataset
+    from tinybench_builder.dataset import build as dataset
 
     make, reason = NOT_OURS[kind]
     out = tmp_path / "out"
@@ -188,7 +188,7 @@ def test_our_folders_are_replaced_and_fit_and_build_agree(tmp_path, responses, m
 
 
 def test_fit_out_that_is_a_file_is_refused_before_fitting(tmp_path, responses, capsys, monkeypatch):
-    monkeypatch.setattr("builder.model.fitting.fit_estimator", lambda *a, **kw: pytest.fail("fitted first"))
+    monkeypatch.setattr("tinybench_builder.model.fitting.fit_estimator", lambda *a, **kw: pytest.fail("fitted first"))
     target = tmp_path / "notes.txt"
     target.write_text("keep")
     for out in (target, responses):
@@ -199,7 +199,7 @@ def test_fit_out_that_is_a_file_is_refused_before_fitting(tmp_path, responses, c
 
 def test_the_current_folder_is_never_replaced(tmp_path, responses, capsys, monkeypatch):
     """`--out .` (even an empty current folder, even one fit wrote) or a folder holding it."""
-    monkeypatch.setattr("builder.model.fitting.fit_estimator", lambda *a, **kw: pytest.fail("fitted first"))
+    monkeypatch.setattr("tinybench_builder.model.fitting.fit_estimator", lambda *a, **kw: pytest.fail("fitted first"))
     work = tmp_path / "work" / "here"
     work.mkdir(parents=True)
     monkeypatch.chdir(work)

@@ -7,11 +7,11 @@ import argparse
 
 import pytest
 
-from builder.cli.ingest import add_ingest_arguments, run_ingest, write_failures
-from builder.files import write_sidecar
-from builder.read.matrix import ResponseMatrix
-from builder.read.sources import _common
-from builder.read.sources._common import UnitFailure, read_unit
+from tinybench_builder.cli.ingest import add_ingest_arguments, run_ingest, write_failures
+from tinybench_builder.files import write_sidecar
+from tinybench_builder.read.matrix import ResponseMatrix
+from tinybench_builder.read.sources import _common
+from tinybench_builder.read.sources._common import UnitFailure, read_unit
 from helpers.ingest_trees import write_lm_eval_tree
 
 MINE = "my notes, not a list of failed models\n"

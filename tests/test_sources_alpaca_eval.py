@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from builder.read.sources import SourceError, alpaca_eval
+from tinybench_builder.read.sources import SourceError, alpaca_eval
 from helpers.sources import alpaca_annotations, write_alpaca
 
 INSTR = ["Name three uses for a paperclip.", "Write a haiku about rain.", "What is 2+2?", "Explain tides."]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from builder.read.sources import SourceError, helm
+from tinybench_builder.read.sources import SourceError, helm
 from helpers.sources import helm_stat, write_helm_run
 
 PERT = {"name": "robustness", "robustness": True, "fairness": False, "computed_on": "perturbed"}

@@ -1,4 +1,4 @@
-"""builder.read.ingest: format detection, merging sources, the CLI handler, parallel reading."""
+"""tinybench_builder.read.ingest: format detection, merging sources, the CLI handler, parallel reading."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from builder.cli.ingest import add_ingest_arguments, run_ingest
-from builder.read.ingest import detect_source, ingest
-from builder.read.matrix import ResponseMatrix
-from builder.read.sources import SourceError
+from tinybench_builder.cli.ingest import add_ingest_arguments, run_ingest
+from tinybench_builder.read.ingest import detect_source, ingest
+from tinybench_builder.read.matrix import ResponseMatrix
+from tinybench_builder.read.sources import SourceError
 from helpers.sources import (alpaca_annotations, helm_stat, lm_record, lm_results, write_alpaca, write_helm_run,
                               write_legacy_pickle, write_lm_eval_legacy, write_lm_eval_run, write_v1_details)
 

@@ -7,7 +7,7 @@ import pickle
 import numpy as np
 import pytest
 
-from builder.read.sources import SourceError, legacy_pickle
+from tinybench_builder.read.sources import SourceError, legacy_pickle
 from helpers.sources import write_legacy_pickle, write_malicious_pickle
 
 

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from builder.read.sources import SourceError, lm_eval
+from tinybench_builder.read.sources import SourceError, lm_eval
 from helpers.sources import lm_record, lm_results, write_jsonl, write_lm_eval_legacy, write_lm_eval_run
 
 TS1 = "2024-07-08T08-27-46.579882"
@@ -180,7 +180,7 @@ def test_v2_leaderboard_json_extension_and_defaults(tmp_path):
     np.testing.assert_array_equal(m.scores[0], [1, 1])  # bool prompt_level_strict_acc
     m = lm_eval.read(root, task="leaderboard_ifeval", metric="inst_level_strict_acc")
     np.testing.assert_array_equal(m.scores[0], [0.5, 0.5])  # list of bools -> mean
-    from builder.read.sources import open_llm_leaderboard
+    from tinybench_builder.read.sources import open_llm_leaderboard
 
     assert open_llm_leaderboard.read_v2(root, task="leaderboard_bbh").shape == (1, 4)
 

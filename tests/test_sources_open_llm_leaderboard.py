@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from builder.read.sources import SourceError
-from builder.read.sources import open_llm_leaderboard as oll
+from tinybench_builder.read.sources import SourceError
+from tinybench_builder.read.sources import open_llm_leaderboard as oll
 from helpers.sources import write_v1_details, write_v1_results
 
 TS = "2023-09-18T03-05-58.053951"

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from builder.read.ingest import detect_source, ingest
-from builder.read.sources import alpaca_eval, legacy_pickle, lm_eval
+from tinybench_builder.read.ingest import detect_source, ingest
+from tinybench_builder.read.sources import alpaca_eval, legacy_pickle, lm_eval
 from helpers.sources import SHARED_DATA
 
 pytestmark = pytest.mark.realdata

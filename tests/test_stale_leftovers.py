@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from builder.cli.main import main, release_main
-from builder.files import HOST_TAG, remove_stale, sibling
-from builder.read.simulate import simulate_responses
+from tinybench_builder.cli.main import main, release_main
+from tinybench_builder.files import HOST_TAG, remove_stale, sibling
+from tinybench_builder.read.simulate import simulate_responses
 from helpers.builds import ROOT
 
 
@@ -72,7 +72,7 @@ def test_fit_removes_the_stale_staging_copies_of_its_output(tmp_path, matrix):
 def test_build_removes_the_stale_staging_copies_of_its_output(tmp_path, matrix):
     import pandas as pd
 
-    from builder.read.matrix import ResponseMatrix
+    from tinybench_builder.read.matrix import ResponseMatrix
 
     items = ResponseMatrix.read(matrix).items
     content = tmp_path / "c.parquet"
@@ -94,7 +94,7 @@ def test_ingest_removes_the_stale_temporary_files_of_its_output(tmp_path, matrix
 
 
 def test_release_removes_the_stale_copies_of_its_builds_and_summary(tmp_path, monkeypatch):
-    from builder.release import publish
+    from tinybench_builder.release import publish
     from helpers.folders import fake_build, fake_config
 
     monkeypatch.setattr(publish, "build_benchmark", fake_build)
@@ -120,8 +120,8 @@ def test_remove_stale_only_touches_its_target_siblings(tmp_path):
 _STAGE_AND_WAIT = """
 import sys, time
 from pathlib import Path
-from builder.cli.main import install_signal_handlers
-from builder.layout import staging
+from tinybench_builder.cli.main import install_signal_handlers
+from tinybench_builder.layout import staging
 install_signal_handlers()
 with staging(sys.argv[1]) as tmp:
     (tmp / "half.txt").write_text("x")

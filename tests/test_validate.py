@@ -1,12 +1,12 @@
-"""builder.release.validate: a built folder is checked before it is published (manifest, token, card,
+"""tinybench_builder.release.validate: a built folder is checked before it is published (manifest, token, card,
 load_dataset round trip, estimator side files); each problem is named."""
 
 from __future__ import annotations
 
 import pytest
 
-from builder.release.config import ReleaseError
-from builder.release.validate import validate_folder
+from tinybench_builder.release.config import ReleaseError
+from tinybench_builder.release.validate import validate_folder
 from helpers.folders import make_folder, rewrite
 
 
@@ -38,7 +38,7 @@ def test_validate_folder_accepts_a_build_and_names_problems(tmp_path, monkeypatc
 
 def test_validate_folder_checks_the_registry_spec(tmp_path, monkeypatch):
     """Given the benchmark's spec, the card must declare its configs and the anchors fill its tiny splits."""
-    from builder.registry.benchmarks import REGISTRY
+    from tinybench_builder.registry.benchmarks import REGISTRY
 
     monkeypatch.delenv("HF_TOKEN", raising=False)
     folder = make_folder(tmp_path / "f", seed=8)

@@ -24,17 +24,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from builder.dataset.build import build_benchmark
-from builder.dataset.versions import design_changes
-from builder.errors import BuildError
-from builder.estimate import estimate_table
-from builder.estimate.harness_logs import estimate_from_logs
-from builder.estimator import TinyEstimator
-from builder.layout import read_manifest
-from builder.read import SourceError
-from builder.read.matrix import ResponseMatrix
-from builder.read.simulate import simulate_responses
-from builder.release.config import version_rule
+from tinybench_builder.dataset.build import build_benchmark
+from tinybench_builder.dataset.versions import design_changes
+from tinybench_builder.errors import BuildError
+from tinybench_builder.estimate import estimate_table
+from tinybench_builder.estimate.harness_logs import estimate_from_logs
+from tinybench_builder.estimator import TinyEstimator
+from tinybench_builder.layout import read_manifest
+from tinybench_builder.read import SourceError
+from tinybench_builder.read.matrix import ResponseMatrix
+from tinybench_builder.read.simulate import simulate_responses
+from tinybench_builder.release.config import version_rule
 from helpers.builds import ROOT, fast, read_split, write_fixture
 from helpers.client import run_in_client
 from helpers.folders import write_config
@@ -127,7 +127,7 @@ def test_build_update_from_on_the_command_line(mmlu, tmp_path):
     """`build --update-from` as docs/BUILD.md writes it: no --anchors (the kept design's), the same
     tiny-split bytes; a folder that is not a build, or of another benchmark, is one error line."""
     content = mmlu["content"]
-    base = [sys.executable, "-m", "builder", "build", "tinyMMLU", "--responses", mmlu["responses"],
+    base = [sys.executable, "-m", "tinybench_builder", "build", "tinyMMLU", "--responses", mmlu["responses"],
             "--content", f"test={content['test']}", "--content", f"dev={content['dev']}", "--release-version", "1.1.0"]
     run = subprocess.run([*base, "--update-from", str(mmlu["v1"]), "--out", str(tmp_path / "v11")],
                          capture_output=True, text=True, timeout=600)
@@ -188,15 +188,15 @@ def test_another_design_is_refused_naming_both_versions(mmlu, tmp_path, capsys):
     rows2 = read_split(mmlu["v2"], "all", "test")
     with pytest.raises(ValueError, match=r"(not an item|not one of the 10 anchors) of tinyMMLU 1\.1\.0"):
         e11.estimate(dict(zip(rows2["item_id"], y)))  # v2.0.0's rows by id (some are not even v1.1.0's items)
-    # a table of v2.0.0's tiny split given to v1.1.0 (builder estimate DIR TABLE)
+    # a table of v2.0.0's tiny split given to v1.1.0 (tinybench-builder estimate DIR TABLE)
     pd.DataFrame([y], columns=list(rows2["item_id"]), index=pd.Index(["m"], name="model")).to_parquet(tmp_path / "t.parquet")
     with pytest.raises(ValueError, match=r"anchors of tinyMMLU 1\.1\.0 .* are missing"):
         estimate_table(mmlu["v11"], tmp_path / "t.parquet")
     with pytest.raises(ValueError, match=r"tinyMMLU 2\.0\.0 cannot be estimated"):
         estimate_table(mmlu["v11"], tmp_path / "t.parquet", version="2.0.0")
     assert len(estimate_table(mmlu["v2"], tmp_path / "t.parquet", version="2.0.0")) == 1
-    # the same on the command line: builder estimate DIR TABLE --results-from VERSION
-    from builder.cli.main import main
+    # the same on the command line: tinybench-builder estimate DIR TABLE --results-from VERSION
+    from tinybench_builder.cli.main import main
 
     assert main(["estimate", str(mmlu["v11"]), str(tmp_path / "t.parquet"), "--results-from", "2.0.0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -267,7 +267,7 @@ def test_a_bundle_gains_a_config_and_old_results_estimate_as_before(tmp_path):
 
 # ============================================================================ the versioning rule on the Hub
 def _sim_inputs(folder):
-    from builder.read.simulate import simulate_responses
+    from tinybench_builder.read.simulate import simulate_responses
 
     folder.mkdir(parents=True, exist_ok=True)
     m, _ = simulate_responses(n_models=24, n_items=80, n_dims=1, seed=0)
@@ -330,7 +330,7 @@ def test_release_rule_update_from_previous_and_the_offline_revision(tmp_path):
     # the paths our tools and docs use read v1.0.0's rows and estimator offline
     assert offline["snapshot_rows"] == v1_rows and offline["from_hub_rows"] == v1_rows
     assert offline["anchors"] == v1_rows and offline["same_estimator"]
-    assert offline["hub_estimate"] == pytest.approx(offline["direct_estimate"])  # builder estimate hub:...@v1.0.0
+    assert offline["hub_estimate"] == pytest.approx(offline["direct_estimate"])  # tinybench-builder estimate hub:...@v1.0.0
     assert "give the revision the results were made against, e.g. hub:tinyOrg/tinyAlpacaEval@v1.0.0" in \
         offline["no_revision"]
     # load_dataset(repo, revision=...) offline may serve another cached revision; if it does, those rows
@@ -347,7 +347,7 @@ def test_release_rule_update_from_previous_and_the_offline_revision(tmp_path):
 def test_release_update_from_a_local_folder(tmp_path, monkeypatch, capsys):
     """`update_from = "FOLDER"` (a local build of the previous version, no Hub): the release keeps its
     design, release.json says so, and the tiny split's bytes are the previous version's."""
-    from builder.cli.main import release_main
+    from tinybench_builder.cli.main import release_main
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     _sim_inputs(tmp_path / "inputs")
@@ -382,7 +382,7 @@ def test_full_rows_are_read_by_their_anchor_labels(mmlu, tmp_path):
     with pytest.raises(ValueError, match="unknown item id 'model'"):  # a partial row must hold anchors only
         e11.estimate(frame[e11.anchor_ids[:5]].reset_index(names="model"))
     assert e11.estimate(frame.reset_index(names="model"))[0]["score"] == got[0]  # a full row: other labels ignored
-    # the CLI (builder estimate DIR TABLE) takes the same full rows and gives the same estimates
+    # the CLI (tinybench-builder estimate DIR TABLE) takes the same full rows and gives the same estimates
     frame.rename_axis("model").to_parquet(tmp_path / "full.parquet")
     table = estimate_table(mmlu["v11"], tmp_path / "full.parquet")
     assert list(table["score"]) == pytest.approx(got, abs=1e-12)
@@ -395,7 +395,7 @@ def test_full_rows_are_read_by_their_anchor_labels(mmlu, tmp_path):
 
 
 def test_full_benchmark_logs_give_the_estimate_and_the_exact_score(tmp_path):
-    """`builder estimate DIR LOGS` on lm-eval logs of the full benchmark (wmdp_bio, not tinyWMDP_bio):
+    """`tinybench-builder estimate DIR LOGS` on lm-eval logs of the full benchmark (wmdp_bio, not tinyWMDP_bio):
     the anchors' documents give the estimate, and the logs' exact full score comes with it."""
     n_items, n_models = 60, 30
     m, _ = simulate_responses(n_models=n_models + 1, n_items=n_items, n_dims=1, seed=3)
@@ -403,7 +403,7 @@ def test_full_benchmark_logs_give_the_estimate_and_the_exact_score(tmp_path):
     pd.DataFrame({"item_id": [str(j) for j in range(n_items)], "question": [f"Question {j}?" for j in range(n_items)],
                   "choices": [["a", "b", "c", "d"]] * n_items, "answer": [j % 4 for j in range(n_items)]}
                  ).to_parquet(tmp_path / "q.parquet")
-    from builder.registry import load_spec_file
+    from tinybench_builder.registry import load_spec_file
 
     spec = load_spec_file(ROOT / "specs" / "tinyWMDP_bio.toml")
     folder = build_benchmark(spec, str(tmp_path / "wmdp.parquet"), {"test": str(tmp_path / "q.parquet")},
@@ -429,15 +429,15 @@ def test_simulate_holdout_draws_new_models_from_the_same_items():
 
 @pytest.mark.slow
 def test_the_help_demo_runs_as_written(tmp_path):
-    """The first three examples of `python -m builder --help`, run as they are written."""
-    from builder.cli.main import build_parser
+    """The first three examples of `python -m tinybench_builder --help`, run as they are written."""
+    from tinybench_builder.cli.main import build_parser
 
     lines = [ln.split("#")[0].strip() for ln in build_parser().epilog.splitlines() if ln.strip().startswith("python")]
     demo = lines[:3]
     assert [shlex.split(c)[3] for c in demo] == ["simulate", "fit", "estimate"]
     for cmd in demo:
         argv = shlex.split(cmd)
-        assert argv[:3] == ["python", "-m", "builder"]
+        assert argv[:3] == ["python", "-m", "tinybench_builder"]
         # run in a scratch folder: the package from this checkout even where it is not installed
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
         proc = subprocess.run([sys.executable, *argv[1:]], cwd=tmp_path, env=env, capture_output=True, text=True,
@@ -457,7 +457,7 @@ def test_lm_eval_offline_with_an_older_task_file_is_never_estimated_silently(tmp
     """The issue's case with lm-eval itself (its ``dummy`` model): tinyWMDP_bio v1.0.0 and v2.0.0 (another
     design) released to the loopback Hub, both task files run online (both revisions cached), then
     v1.0.0's task file offline. lm-eval copies the task file's design hash into its results file;
-    whatever rows the offline run was served, `builder estimate` with the v1.0.0 folder estimates
+    whatever rows the offline run was served, `tinybench-builder estimate` with the v1.0.0 folder estimates
     them only if they are v1.0.0's rows, and otherwise refuses them saying why."""
     n_items = 60
     m, _ = simulate_responses(n_models=30, n_items=n_items, n_dims=1, seed=3)

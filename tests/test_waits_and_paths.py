@@ -15,7 +15,7 @@ from helpers.ingest_trees import write_lm_eval_tree
 
 
 def _cli(args, env=None, timeout=240):
-    return subprocess.run([sys.executable, "-m", "builder", *args], capture_output=True, text=True, timeout=timeout,
+    return subprocess.run([sys.executable, "-m", "tinybench_builder", *args], capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
 
 
@@ -119,8 +119,8 @@ def test_a_scheduler_address_where_dask_does_not_answer_fails_within_the_bound(b
 def test_a_run_whose_workers_are_all_gone_stops_within_the_bound(tmp_path, monkeypatch):
     distributed = pytest.importorskip("distributed")
 
-    from builder.errors import WaitTimeout
-    from builder.read.ingest import ingest
+    from tinybench_builder.errors import WaitTimeout
+    from tinybench_builder.read.ingest import ingest
 
     root = write_lm_eval_tree(tmp_path / "lm", n_models=8)
     monkeypatch.setenv("TINYBENCH_WORKER_WAIT", "3")

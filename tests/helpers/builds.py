@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from builder.registry.benchmarks import REGISTRY, ConfigSpec
-from builder.dataset.options import BuildOptions
-from builder.model.options import FitOptions
-from builder.layout import read_manifest
-from builder.read.matrix import ResponseMatrix
-from builder.read.simulate import simulate_responses
+from tinybench_builder.registry.benchmarks import REGISTRY, ConfigSpec
+from tinybench_builder.dataset.options import BuildOptions
+from tinybench_builder.model.options import FitOptions
+from tinybench_builder.layout import read_manifest
+from tinybench_builder.read.matrix import ResponseMatrix
+from tinybench_builder.read.simulate import simulate_responses
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository
 SHARED = ROOT.parent / "shared" / "data"  # real data, next to the repository (never copied into it)
@@ -141,7 +141,7 @@ _CACHE: dict[tuple, Path] = {}
 
 def built(tmp_root: Path, name: str, seed: int = 0, **kwargs) -> Path:
     """Build ``name`` from fixtures once per session (per seed and options: ``BuildOptions`` fields)."""
-    from builder.dataset.build import build_benchmark
+    from tinybench_builder.dataset.build import build_benchmark
 
     key = (name, seed, json.dumps(kwargs, sort_keys=True, default=str))
     if key not in _CACHE:

@@ -38,7 +38,7 @@ def run_in_client(env: dict, func: Callable, *args: Any, timeout: float = 300, c
                   **kwargs: Any) -> ClientRun:
     """``func(*args, **kwargs)`` in a new Python with ``env``; fails the test if it raises."""
     call = json.dumps({"module": func.__module__, "name": func.__qualname__, "args": args, "kwargs": kwargs})
-    # this checkout's `builder` and the test helpers, whatever is installed
+    # this checkout's `tinybench_builder` and the test helpers, whatever is installed
     path = os.pathsep.join(p for p in (str(TESTS_DIR), str(REPO_ROOT), env.get("PYTHONPATH")) if p)
     proc = subprocess.run([sys.executable, "-m", "helpers.client", call], env={**env, "PYTHONPATH": path},
                           cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)

@@ -1,10 +1,10 @@
 """Small fake tiny-dataset folders for the publishing and release tests.
 
-:func:`make_folder` writes, in the project's folder format (``builder.layout``: our manifest,
+:func:`make_folder` writes, in the project's folder format (``tinybench_builder.layout``: our manifest,
 written last; the folder swapped in atomically), one config ``default`` with a ``test`` split,
 a card with ``configs:`` and a changelog, real estimator side files (so
 ``TinyEstimator.from_hub`` works on them) and ``estimator.py``. :func:`fake_build` has the
-signature of ``builder.dataset.build.build_benchmark`` (the release's build contract) and makes such
+signature of ``tinybench_builder.dataset.build.build_benchmark`` (the release's build contract) and makes such
 a folder in a fraction of a second. :func:`write_config` / :func:`fake_config` write release
 configs.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from builder import layout
+from tinybench_builder import layout
 
 REPO = "tinyOrg/tinyFake"
 N_ITEMS = 30
@@ -38,7 +38,7 @@ def make_folder(out, *, version="1.0.0", seed=0, k=5, extra=None, previous=None,
     """
     import pandas as pd
 
-    from builder.estimator import TinyEstimator
+    from tinybench_builder.estimator import TinyEstimator
 
     anchors = _anchors(seed, k)
     item_ids = [f"q{j}" for j in range(N_ITEMS)]
@@ -95,9 +95,9 @@ def make_folder(out, *, version="1.0.0", seed=0, k=5, extra=None, previous=None,
 
 def fake_build(benchmark, responses, content=None, options=None, *, out, previous=None, templates=None,
                progress=False):
-    """Stand-in for ``builder.dataset.build.build_benchmark`` (same signature). ``responses`` may name a
+    """Stand-in for ``tinybench_builder.dataset.build.build_benchmark`` (same signature). ``responses`` may name a
     JSON file of options: ``{"extra": {relpath: text}, "fail": "message"}``."""
-    from builder.dataset.options import BuildOptions
+    from tinybench_builder.dataset.options import BuildOptions
 
     options = options if options is not None else BuildOptions()
     name = benchmark if isinstance(benchmark, str) else benchmark.name

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-# ============================================================================ releases (builder.release.hub_sync, the CLI)
+# ============================================================================ releases (tinybench_builder.release.hub_sync, the CLI)
 
 
 def repo_state(repo: str, api=None) -> dict:
@@ -27,8 +27,8 @@ def publish_steps(repo: str, steps: list[list]) -> dict:
     ``{"ok": result}`` or ``{"error": message}``) or ``["state", label]`` (:func:`repo_state`)."""
     from huggingface_hub import HfApi
 
-    from builder.release.hub_sync import publish_folder
-    from builder.release.config import ReleaseError
+    from tinybench_builder.release.hub_sync import publish_folder
+    from tinybench_builder.release.config import ReleaseError
 
     api = HfApi()
     out: dict[str, Any] = {}
@@ -48,8 +48,8 @@ def publish_steps(repo: str, steps: list[list]) -> dict:
 
 def publish_release_all(folders: dict[str, str], version: str) -> dict:
     """``publish_release({repo_id: folder}, version)``: ``{"ok": True}`` or ``{"error": message}``."""
-    from builder.release.hub_sync import publish_release
-    from builder.release.config import ReleaseError
+    from tinybench_builder.release.hub_sync import publish_release
+    from tinybench_builder.release.config import ReleaseError
 
     try:
         publish_release(folders, version, progress=False)
@@ -68,7 +68,7 @@ def consume_releases(repo: str, tags: list[str], *, offline: bool = False, subfo
     from datasets import load_dataset
     from huggingface_hub import snapshot_download
 
-    from builder.estimator import TinyEstimator
+    from tinybench_builder.estimator import TinyEstimator
 
     res: dict[str, Any] = {}
     for tag in tags:
@@ -85,7 +85,7 @@ def consume_releases(repo: str, tags: list[str], *, offline: bool = False, subfo
 
 def from_hub_each(repo: str, revisions: list[str]) -> dict:
     """``TinyEstimator.from_hub`` at each revision: ``{"ok": n_anchors}`` or ``{"error": message}``."""
-    from builder.estimator import TinyEstimator
+    from tinybench_builder.estimator import TinyEstimator
 
     res = {}
     for rev in revisions:
@@ -97,14 +97,14 @@ def from_hub_each(repo: str, revisions: list[str]) -> dict:
 
 
 def release_cli(runs: list[list[str]], *, fake: bool = True) -> dict:
-    """``release.py ARGS`` for each run (``builder.cli.main.release_main``): ``{"codes": [...]}``.
+    """``release.py ARGS`` for each run (``tinybench_builder.cli.main.release_main``): ``{"codes": [...]}``.
 
     ``fake``: the release builds with :func:`helpers.folders.fake_build` instead of the real builder.
     """
     from unittest import mock
 
-    from builder.release import publish
-    from builder.cli.main import release_main
+    from tinybench_builder.release import publish
+    from tinybench_builder.cli.main import release_main
     from helpers.folders import fake_build
 
     codes = []
@@ -120,7 +120,7 @@ def release_then_consume(runs: list[list[str]], repo: str, tags: list[str]) -> d
     instructions, the anchors and a gp-IRT estimate from ``TinyEstimator.from_hub``."""
     from datasets import load_dataset
 
-    from builder.estimator import TinyEstimator
+    from tinybench_builder.estimator import TinyEstimator
 
     res: dict[str, Any] = release_cli(runs, fake=False)
     for tag in tags:
@@ -139,7 +139,7 @@ def release_then_load(runs: list[list[str]], repo: str, tag: str, config: str | 
     from datasets import load_dataset
     from huggingface_hub import HfApi
 
-    from builder.estimator import TinyEstimator
+    from tinybench_builder.estimator import TinyEstimator
 
     res: dict[str, Any] = release_cli(runs, fake=False)
     rows = load_dataset(repo, config, split=split, revision=tag)
@@ -265,8 +265,8 @@ def interleaved_publish(repo: str, outer: list, inner: list, at: str) -> dict:
     ``{"ok": result}`` or ``{"error": message}``, then :func:`repo_state` and main's files' blob ids."""
     from huggingface_hub import HfApi
 
-    from builder.errors import ReleaseError
-    from builder.release.hub_sync import publish_folder
+    from tinybench_builder.errors import ReleaseError
+    from tinybench_builder.release.hub_sync import publish_folder
 
     out: dict[str, Any] = {}
 
@@ -317,8 +317,8 @@ def timed_publish(folder: str, repo: str, version: str) -> dict:
     """``publish_folder`` timed: ``{"seconds", "error", "type"}`` (the error a stalled Hub gives)."""
     import time
 
-    from builder.errors import TinybenchError
-    from builder.release.hub_sync import publish_folder
+    from tinybench_builder.errors import TinybenchError
+    from tinybench_builder.release.hub_sync import publish_folder
 
     t0 = time.monotonic()
     try:

@@ -12,7 +12,7 @@ def cache_revisions(repo: str, tags: list[str]) -> dict:
     from datasets import load_dataset
     from huggingface_hub import snapshot_download
 
-    from builder.estimator import TinyEstimator
+    from tinybench_builder.estimator import TinyEstimator
 
     out: dict[str, Any] = {}
     for tag in tags:
@@ -31,7 +31,7 @@ def offline_revision(repo: str, tag: str) -> dict:
     from datasets import load_dataset
     from huggingface_hub import snapshot_download
 
-    from builder.estimator import TinyEstimator
+    from tinybench_builder.estimator import TinyEstimator
 
     out: dict[str, Any] = {}
     served = list(load_dataset(repo, revision=tag)["test"]["item_id"])
@@ -43,12 +43,12 @@ def offline_revision(repo: str, tag: str) -> dict:
     out["from_hub_rows"] = list(est.tiny_split()["item_id"])
     loaded = TinyEstimator.load(path)
     out["same_estimator"] = loaded.design_hash == est.design_hash and loaded.anchor_ids == est.anchor_ids
-    # builder estimate hub:OWNER/NAME@TAG TABLE, offline: the snapshot of the tag from the cache
+    # tinybench-builder estimate hub:OWNER/NAME@TAG TABLE, offline: the snapshot of the tag from the cache
     import tempfile
 
     import pandas as pd
 
-    from builder.estimate import estimate_table
+    from tinybench_builder.estimate import estimate_table
 
     with tempfile.TemporaryDirectory() as tmp:
         table = f"{tmp}/scores.parquet"

@@ -1,0 +1,188 @@
+"""One rule per shared parameter: k (anchors), seed, IRT dimension, design, item order, binarize, version.
+
+Each rule is checked in one place and used by every way in: the command line (argparse
+``type=`` callables, :meth:`IntRule.arg`), a release config, a spec file, the option
+dataclasses and the Python API (:func:`tinybench_builder.fit_estimator`, :class:`tinybench_builder.dataset.BuildOptions`).
+A value that breaks a rule raises :class:`~tinybench_builder.errors.InputError` (a ``ValueError``; the
+caller may ask for its own subclass: ``error=BuildError``, ``SpecError``, ``ConfigError``), so it
+is exit status 2 on the command line wherever it comes from, with the same words::
+
+    SEED.check(2**40)        # InputError: seed must be an integer from 0 to 2**32 - 1 (4294967295), got 1099511627776
+    ANCHORS.check(0, "anchors", error=SpecError)
+    check_version("1.02.0")  # InputError: invalid version '1.02.0': use MAJOR.MINOR.PATCH with plain numbers, e.g. 1.0.0
+
+The choice lists (:data:`DESIGNS`, :data:`ITEM_ORDERS`) are defined here once. (The standalone
+``estimator.py`` keeps its own list of the designs it can load, ``"original"`` included: it
+imports nothing of the package.)
+
+This kernel module imports only :mod:`tinybench_builder.errors` (``packaging`` lazily, for versions).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import numbers
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from tinybench_builder.errors import InputError
+
+__all__ = [
+    "IntRule", "ChoiceRule", "ANCHORS", "SEED", "DIMS", "N_SEEDS", "DESIGN", "ITEM_ORDER",
+    "DESIGNS", "ITEM_ORDERS", "SEED_MAX", "check_binarize", "binarize_arg", "parse_version", "check_version",
+    "VERSION_HELP", "env_seconds",
+]
+
+#: the largest seed (numpy's legacy seeding and many libraries take 32-bit seeds)
+SEED_MAX = 2**32 - 1
+#: anchor designs of a fit: a stratified random sample (default), or the original k-means anchors
+DESIGNS = ("stratified", "kmeans")
+#: how response item ids index the content rows: upstream row ids, or positions in the v0.3 harness order
+ITEM_ORDERS = ("upstream", "harness_v1")
+VERSION_HELP = "use MAJOR.MINOR.PATCH with plain numbers, e.g. 1.0.0"
+
+
+def _is_integer(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and type(value).__name__ != "bool_"
+
+
+@dataclass(frozen=True)
+class IntRule:
+    """An integer parameter in ``[low, high]`` (``high`` None: no upper bound)."""
+
+    name: str
+    low: int
+    high: int | None = None
+    #: the bound as the message shows it (``"2**32 - 1 (4294967295)"``)
+    high_text: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The rule in words, without the parameter's name: ``must be a positive integer``."""
+        if self.high is None:
+            return "must be a positive integer" if self.low == 1 else f"must be an integer of at least {self.low}"
+        return f"must be an integer from {self.low} to {self.high_text or self.high}"
+
+    def check(self, value: Any, what: str | None = None, error: type[InputError] = InputError) -> int:
+        """``value`` as an ``int`` if it keeps the rule, else ``error`` naming ``what`` (default: the name)."""
+        if _is_integer(value) and value >= self.low and (self.high is None or value <= self.high):
+            return int(value)
+        raise error(f"{what or self.name} {self.text}, got {value!r}")
+
+    def problem(self, value: Any, what: str | None = None) -> str | None:
+        """What is wrong with ``value`` (the message :meth:`check` would raise), or None."""
+        try:
+            self.check(value, what)
+        except InputError as exc:
+            return str(exc)
+        return None
+
+    def arg(self, text: str) -> int:
+        """An argparse ``type=``: the text as an integer keeping the rule (argparse names the option)."""
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value >= self.low and (self.high is None or value <= self.high):
+            return value
+        raise argparse.ArgumentTypeError(f"{self.text}, got {value}")
+
+    def optional(self, value: Any, what: str | None = None, error: type[InputError] = InputError) -> int | None:
+        """:meth:`check`, with None allowed (the default: chosen elsewhere)."""
+        return None if value is None else self.check(value, what, error)
+
+
+@dataclass(frozen=True)
+class ChoiceRule:
+    """A parameter taking one of a few names (``choices`` is also the argparse ``choices=``)."""
+
+    name: str
+    choices: tuple[str, ...]
+
+    def check(self, value: Any, what: str | None = None, error: type[InputError] = InputError) -> str:
+        if isinstance(value, str) and value in self.choices:
+            return value
+        raise error(f"{what or self.name} must be one of {', '.join(self.choices)}, got {value!r}")
+
+
+#: k, the number of anchors (per config of a bundle)
+ANCHORS = IntRule("anchors", 1)
+#: the seed of a fit, a build, a simulation
+SEED = IntRule("seed", 0, SEED_MAX, "2**32 - 1 (4294967295)")
+#: the IRT dimension D (None: chosen by validation)
+DIMS = IntRule("n_dims", 1)
+#: k-means seeds tried by ``design="kmeans"``
+N_SEEDS = IntRule("n_seeds", 1)
+DESIGN = ChoiceRule("design", DESIGNS)
+ITEM_ORDER = ChoiceRule("item_order", ITEM_ORDERS)
+
+
+# ----------------------------------------------------------------------------- binarize
+_BINARIZE_TEXT = "must be true, false or a threshold strictly between 0 and 1"
+
+
+def check_binarize(value: Any, what: str = "binarize", error: type[InputError] = InputError) -> bool | float:
+    """``binarize``: False (soft scores as soft labels), True (the mean-preserving threshold) or a
+    threshold strictly between 0 and 1 (any other number makes every score 0, or every score 1)."""
+    if value is True or value is False:
+        return value
+    if isinstance(value, numbers.Real) and not isinstance(value, bool) and type(value).__name__ != "bool_":
+        if math.isfinite(value) and 0.0 < float(value) < 1.0:
+            return float(value)
+    raise error(f"{what} {_BINARIZE_TEXT}, got {value!r}")
+
+
+def binarize_arg(text: str) -> str | float:
+    """``--binarize``: 'auto' or a threshold keeping :func:`check_binarize` (an argparse ``type=``)."""
+    if text == "auto":
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"takes 'auto' or a threshold number, got {text!r}") from None
+    try:
+        return check_binarize(value)
+    except InputError:
+        raise argparse.ArgumentTypeError(
+            f"the threshold must lie strictly between 0 and 1 (a score >= it counts as 1), got {text}: "
+            "any other threshold makes every score 0 or every score 1") from None
+
+
+# ----------------------------------------------------------------------------- versions
+def parse_version(version: Any, error: type[InputError] = InputError) -> tuple[int, int, int]:
+    """``"1.2.0"`` -> ``(1, 2, 0)``; a leading ``v`` is accepted. Parsed by ``packaging.version``;
+    only a plain release ``MAJOR.MINOR.PATCH`` in canonical form is one (no ``1.02.0``, no
+    pre-release, post-release, local or epoch part)."""
+    from packaging.version import InvalidVersion, Version
+
+    text = str(version).strip()
+    text = text[1:] if text.startswith("v") else text
+    try:
+        parsed = Version(text)
+    except InvalidVersion:
+        parsed = None
+    if (parsed is None or len(parsed.release) != 3 or parsed.epoch or parsed.pre or parsed.post is not None
+            or parsed.dev is not None or parsed.local or str(parsed) != text):
+        raise error(f"invalid version {version!r}: {VERSION_HELP}")
+    major, minor, patch = parsed.release
+    return major, minor, patch
+
+
+def check_version(version: Any, error: type[InputError] = InputError) -> str:
+    """The canonical ``"X.Y.Z"`` of ``version`` (``"v1.2.0"`` -> ``"1.2.0"``), see :func:`parse_version`."""
+    return ".".join(map(str, parse_version(version, error)))
+
+
+def env_seconds(name: str, default: float, error: type[Exception] = InputError) -> float:
+    """A bound in seconds from the environment variable ``name`` (``default`` when unset or empty):
+    a positive number, else ``error`` naming the variable (the waits of the Hub and of Dask)."""
+    text = os.environ.get(name, "").strip()
+    try:
+        value = float(text) if text else default
+    except ValueError:
+        raise error(f"{name}={text!r}: give a number of seconds") from None
+    if not value > 0:
+        raise error(f"{name}={text!r}: give a positive number of seconds")
+    return value
