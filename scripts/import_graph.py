@@ -33,14 +33,17 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "tinybench_builder"
 
 #: the stages, in the order data flows through them (a folder of tinybench_builder/ each)
-STAGES: tuple[str, ...] = ("read", "model", "registry", "dataset", "release", "estimate", "cli", "bench")
+STAGES: tuple[str, ...] = ("read", "model", "registry", "dataset", "release", "estimate", "cli")
+#: the benchmark scripts, outside the package (``benchmarks/`` at the top of the repository): checked as a
+#: last stage that nothing of the package may import
+BENCHMARKS = "benchmarks"
 #: kernel modules that import nothing of the package (``estimator.py`` loads ``adaptive.py`` by its path,
 #: next to itself, as it does in a downloaded folder: both are shipped and run alone)
 STANDALONE = ("tinybench_builder.estimator", "tinybench_builder.adaptive", "tinybench_builder.files", "tinybench_builder.errors")
 #: kernel modules that are entry points: they may import any public name of a stage's public modules
 ENTRY_POINTS = ("tinybench_builder", "tinybench_builder.__main__")
 #: stages that may import any public name of another stage's public modules (they measure internals)
-INTERNAL_READERS = ("bench",)
+INTERNAL_READERS = (BENCHMARKS,)
 MAX_LINES = 700
 #: modules allowed over MAX_LINES, and why
 LONG_ON_PURPOSE = {
@@ -50,9 +53,9 @@ LONG_ON_PURPOSE = {
 
 
 def module_files(root: Path = ROOT) -> dict[str, Path]:
-    """Module name -> file, for every ``.py`` file of the package."""
+    """Module name -> file, for every ``.py`` file of the package and of the benchmark scripts."""
     out = {}
-    for path in sorted((root / PACKAGE).rglob("*.py")):
+    for path in sorted([*(root / PACKAGE).rglob("*.py"), *(root / BENCHMARKS).rglob("*.py")]):
         parts = list(path.relative_to(root).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts = parts[:-1]
@@ -63,6 +66,8 @@ def module_files(root: Path = ROOT) -> dict[str, Path]:
 def stage_of(module: str) -> str | None:
     """The stage a module belongs to, or None for the kernel (modules directly under tinybench_builder/)."""
     parts = module.split(".")
+    if parts[0] == BENCHMARKS:
+        return BENCHMARKS
     return parts[1] if len(parts) > 2 or (len(parts) == 2 and parts[1] in STAGES) else None
 
 
@@ -90,7 +95,7 @@ def _imports(module: str, is_package: bool, node: ast.ImportFrom | ast.Import, k
     for name, imported in names:
         while name and name not in known:  # ``import tinybench_builder.x.y`` -> the longest known prefix
             name = name.rpartition(".")[0]
-        if name == PACKAGE or name.startswith(PACKAGE + "."):
+        if name in (PACKAGE, BENCHMARKS) or name.startswith((PACKAGE + ".", BENCHMARKS + ".")):
             yield name, imported
 
 
@@ -184,7 +189,7 @@ def problems(table: dict[str, set[tuple[str, str | None]]], exports: dict[str, s
             out.append(f"tinybench_builder.{stage} (the stage's __init__.py) has no __all__: list what other stages may use")
     for module in sorted(table):
         stage = stage_of(module)
-        if stage is not None and stage not in STAGES:
+        if stage is not None and stage not in (*STAGES, BENCHMARKS):
             out.append(f"{module} is in no stage: put it in one of {', '.join(STAGES)} or directly under tinybench_builder/")
             continue
         if stage is None and module not in ENTRY_POINTS:
@@ -197,6 +202,9 @@ def problems(table: dict[str, set[tuple[str, str | None]]], exports: dict[str, s
         for target, name in sorted(table[module], key=lambda p: (p[0], p[1] or "")):
             target_stage = stage_of(target)
             if target_stage is None or target_stage == stage:
+                continue
+            if target_stage == BENCHMARKS:
+                out.append(f"arrow going back up: {module} ({stage or 'kernel'}) imports the benchmark script {target}")
                 continue
             if target_stage not in STAGES:
                 continue
@@ -239,8 +247,8 @@ def render(graph: dict[str, set[str]], sizes: dict[str, int]) -> str:
     short = lambda m: m.removeprefix(PACKAGE + ".") if m != PACKAGE else PACKAGE  # noqa: E731
     lines = []
     groups = [("kernel", [m for m in sorted(graph) if stage_of(m) is None])]
-    groups += [(s, [m for m in sorted(graph) if stage_of(m) == s]) for s in STAGES]
-    groups.append(("(no stage)", [m for m in sorted(graph) if stage_of(m) not in (None, *STAGES)]))
+    groups += [(s, [m for m in sorted(graph) if stage_of(m) == s]) for s in (*STAGES, BENCHMARKS)]
+    groups.append(("(no stage)", [m for m in sorted(graph) if stage_of(m) not in (None, *STAGES, BENCHMARKS)]))
     for name, modules in groups:
         if not modules:
             continue

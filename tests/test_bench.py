@@ -2,7 +2,7 @@
 
 import json
 
-from tinybench_builder.bench import accuracy, speed
+from benchmarks import accuracy, speed
 from tinybench_builder.read.simulate import simulate_responses
 
 
@@ -42,7 +42,7 @@ def test_accuracy_dev_mode_uses_only_training_models(tmp_path, capsys):
 
 
 def test_stability_script_compares_layouts_and_thread_counts(tmp_path, capsys):
-    from tinybench_builder.bench import stability
+    from benchmarks import stability
 
     matrix, _ = simulate_responses(n_models=22, n_items=120, n_dims=1, seed=8)
     matrix.write(tmp_path / "sim.parquet")
@@ -53,7 +53,7 @@ def test_stability_script_compares_layouts_and_thread_counts(tmp_path, capsys):
 
 
 def test_adaptive_script_compares_random_fixed_and_adaptive(tmp_path, capsys):
-    from tinybench_builder.bench import adaptive
+    from benchmarks import adaptive
 
     matrix, _ = simulate_responses(n_models=24, n_items=400, n_dims=1, seed=7)
     matrix.write(tmp_path / "sim.parquet")

@@ -3,7 +3,7 @@ few fixture models, in their own processes, and must give the same matrix."""
 
 import pytest
 
-from tinybench_builder.bench import ingest_speed
+from benchmarks import ingest_speed
 
 
 def test_ingest_speed_compares_local_and_dask(tmp_path, capsys):

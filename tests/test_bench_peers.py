@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tinybench_builder.bench import peers, protocols
+from benchmarks import peers, protocols
 
 FAKE_BENCHPRED = '''
 import numpy as np
@@ -345,8 +345,8 @@ def test_cli_sigterm_kills_its_workers_and_keeps_finished_results(tmp_path, fake
     pid_dir = tmp_path / "pids"
     pid_dir.mkdir()
     cache = tmp_path / "cache"
-    env = {**os.environ, "PYTHONPATH": str(Path(peers.__file__).resolve().parents[2]), "FAKE_PID_DIR": str(pid_dir)}
-    cli = subprocess.Popen([sys.executable, "-m", "tinybench_builder.bench.peers", "--data-dir", str(data), "--datasets", "sim",
+    env = {**os.environ, "PYTHONPATH": str(Path(peers.__file__).resolve().parents[1]), "FAKE_PID_DIR": str(pid_dir)}
+    cli = subprocess.Popen([sys.executable, "-m", "benchmarks.peers", "--data-dir", str(data), "--datasets", "sim",
                             "--seeds", "0", "--anchors", "10", "--methods", "first_k", "slow", "--jobs", "2",
                             "--cache-dir", str(cache), "--peers-python", str(fake_python)],
                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -384,7 +384,7 @@ def test_cli_errors_are_one_line_with_the_recipe(tmp_path, capsys):
 PEERS_PYTHON = Path(os.environ.get(peers.DEFAULT_PEERS_PYTHON_ENV, "/work/.venv-peers/bin/python"))
 
 
-@pytest.mark.skipif(not PEERS_PYTHON.exists(), reason="no BenchPred venv (see tinybench_builder/bench/peers.py)")
+@pytest.mark.skipif(not PEERS_PYTHON.exists(), reason="no BenchPred venv (see benchmarks/peers.py)")
 def test_real_benchpred_worker_smoke(tmp_path):
     Y, models, items = small_matrix(6, n_models=30, n_items=60)
     res = peers.peer_predictions("sim", Y, models, items, "interpolation", 0, 10,

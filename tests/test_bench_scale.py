@@ -4,7 +4,7 @@ process, and the table and the goal lines come out."""
 
 import re
 
-from tinybench_builder.bench import scale
+from benchmarks import scale
 
 
 def test_scale_bench_runs_every_case_on_tiny_matrices(tmp_path, capsys):

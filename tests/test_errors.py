@@ -22,8 +22,8 @@ OLD_HOMES = {
     "ModelUnavailable": "tinybench_builder.read.sources",
     "ReadFailed": "tinybench_builder.read.sources._common",
     "IncompleteIngest": "tinybench_builder.read.ingest",
-    "PeersUnavailableError": "tinybench_builder.bench.peers",
-    "PeerWorkerError": "tinybench_builder.bench.peers",
+    "PeersUnavailableError": "benchmarks.peers",
+    "PeerWorkerError": "benchmarks.peers",
 }
 INPUT = {"BuildError", "MatrixFormatError", "CsvFormatError", "SourceError", "SpecError", "OriginalFormatError",
          "ConfigError"}

@@ -40,7 +40,7 @@ def test_every_stage_exports_what_its_all_lists_and_the_package_api_resolves():
 
 def _write_package(root, files):
     for name, text in files.items():
-        path = root / "tinybench_builder" / name
+        path = root / (name.removeprefix("../") if name.startswith("../") else f"tinybench_builder/{name}")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text))
 
@@ -61,8 +61,10 @@ def test_the_check_finds_cycles_upward_arrows_private_names_and_strays(tmp_path,
         "dataset/build.py": "from tinybench_builder.dataset.cards import card\nfrom tinybench_builder.read import ResponseMatrix\nbuild = 1\n",
         "dataset/cards.py": "from tinybench_builder.dataset.build import build\ncard = 1\n",   # cycle build <-> cards
         "dataset/plan.py": "from tinybench_builder.read.matrix import ResponseMatrix\n",  # exported: fine
-        "bench/__init__.py": '"""Bench."""\n__all__ = []\n',
-        "bench/speed.py": "from tinybench_builder.read.matrix import _helper\nfrom tinybench_builder.model.fit import f\n",
+        "../benchmarks/__init__.py": '"""Benchmarks."""\n',
+        "../benchmarks/speed.py": "from tinybench_builder.read.matrix import _helper\nfrom tinybench_builder.model.fit import f\n",
+        "cli/__init__.py": '"""CLI."""\n__all__ = []\n',
+        "cli/run.py": "from benchmarks.speed import x\n",                    # the package never imports a benchmark
         "stray/x.py": "x = 1\n",                                                # in no stage
     })
     assert graph.main(["--root", str(tmp_path)]) == 1
@@ -73,8 +75,9 @@ def test_the_check_finds_cycles_upward_arrows_private_names_and_strays(tmp_path,
     assert "tinybench_builder.layout is kernel but imports tinybench_builder.dataset" in out
     assert "tinybench_builder.model.fit imports tinybench_builder.read.matrix._helper, which the read stage does not export" in out
     assert "tinybench_builder.model.fit imports tinybench_builder.read._private.x, which the read stage does not export" in out
-    assert "tinybench_builder.bench.speed imports the private tinybench_builder.read.matrix._helper of the read stage" in out
-    assert "tinybench_builder.bench.speed imports tinybench_builder.model.fit" not in out    # bench may read public internals
+    assert "benchmarks.speed imports the private tinybench_builder.read.matrix._helper of the read stage" in out
+    assert "benchmarks.speed imports tinybench_builder.model.fit" not in out    # bench may read public internals
+    assert "arrow going back up: tinybench_builder.cli.run (cli) imports the benchmark script benchmarks.speed" in out
     assert "tinybench_builder.dataset.plan" not in out                              # an exported name, by its module
     assert "tinybench_builder.registry (the stage's __init__.py) has no __all__" in out
     assert "tinybench_builder.model (the stage's __init__.py) has no docstring" in out

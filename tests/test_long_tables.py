@@ -1,7 +1,7 @@
 """Long score tables (model, item, score) read in chunks (issue 21): the same matrix as reading the
 whole table with pandas, the same checks with the line of the first offence, and memory a small
 multiple of the matrix (the peak is measured in a child process; the benchmark script
-``python -m tinybench_builder.bench.ingest_memory`` gives the numbers of docs/INGEST.md)."""
+``python -m benchmarks.ingest_memory`` gives the numbers of docs/INGEST.md)."""
 
 from __future__ import annotations
 
@@ -131,7 +131,7 @@ def test_memory_is_a_small_multiple_of_the_matrix(tmp_path, fmt):
     """400 models x 2,500 items (1M rows, an 8 MB matrix): reading it whole took ~40x the matrix; in
     chunks (small against this matrix, as the default chunks are against 2,000 x 5,000) 8-9x here, the rest
     being fixed costs of pyarrow (2.2-2.4x at 2,000 and 20,000 models: docs/INGEST.md)."""
-    from tinybench_builder.bench.ingest_memory import write_table
+    from benchmarks.ingest_memory import write_table
 
     path = tmp_path / f"long.{fmt}"
     write_table(path, 400, 2500, "long-csv" if fmt == "csv" else "long-parquet")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from tinybench_builder.bench.partial import subset_masks
+from benchmarks.partial import subset_masks
 from tinybench_builder.model import fit_estimator
 from tinybench_builder.read import ResponseMatrix
 from helpers.builds import SHARED

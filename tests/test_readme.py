@@ -168,11 +168,11 @@ def test_every_ingest_example_runs(tmp_path):
 
 
 def test_the_bench_command_runs_as_written(monkeypatch):
-    """`python -m tinybench_builder.bench.ingest_speed --models 500` (README) needs no other option: a
+    """`python -m benchmarks.ingest_speed --models 500` (README) needs no other option: a
     temporary work folder is made and removed (the timing itself is replaced here)."""
     text = README.read_text(encoding="utf-8")
-    assert "`python -m tinybench_builder.bench.ingest_speed`, or `--models 500`" in text
-    from tinybench_builder.bench import ingest_speed
+    assert "`python -m benchmarks.ingest_speed`, or `--models 500`" in text
+    from benchmarks import ingest_speed
 
     seen = {}
 

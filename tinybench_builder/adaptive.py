@@ -76,7 +76,7 @@ from scipy.stats import t as student_t
 #: the version of this file's API; ``estimator.py`` checks it when it loads the file
 API_VERSION = 1
 #: share of the draw probability spread by the benchmark's weights (the floor; chosen on the
-#: development protocol of ``python -m tinybench_builder.bench.adaptive --dev``)
+#: development protocol of ``python -m benchmarks.adaptive --dev``)
 DEFAULT_MIXING = 0.2
 #: exponent of the predicted residual variance in the draw rule (1: its square root)
 DEFAULT_TEMPERING = 1.0

@@ -4,7 +4,7 @@ with made-up parameters, and the original ``evaluate(y, bench)`` code path as th
 :func:`original_evaluate` follows the original package's ``tinyBenchmarks/__init__.py`` step by
 step (load the entry, balance weights, the lb scenario slice, ``y`` over all items, theta by
 BFGS, per-scenario irt / p-IRT / gp-IRT), with the theta fit and the item curve of
-:mod:`tinybench_builder.bench.original`, which mirror the original's numerics.
+:mod:`benchmarks.original`, which mirror the original's numerics.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tinybench_builder.bench.original import original_fit_theta, original_item_curve
+from benchmarks.original import original_fit_theta, original_item_curve
 
 LB_SCENARIOS = ["truthfulqa", "gsm8k", "winogrande", "arc", "hellaswag"]
 BENCHES = ["lb", "mmlu", "helm_lite", "alpaca"]

@@ -378,7 +378,7 @@ _WEIGHTING = {
 }
 
 
-#: the accuracy benchmark's numbers per matrix (``python -m tinybench_builder.bench.accuracy --card-summary``)
+#: the accuracy benchmark's numbers per matrix (``python -m benchmarks.accuracy --card-summary``)
 ACCURACY_FILE = "accuracy.json"
 _PROTOCOL_LABEL = {"interpolation": "interpolation (new models like the training ones)",
                    "extrapolation": "extrapolation (fit on the weakest 50%, test on the strongest 30%)"}

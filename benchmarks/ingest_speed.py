@@ -3,9 +3,9 @@ matrix by the local process pool and by a 2-worker Dask LocalCluster.
 
 ::
 
-    python -m tinybench_builder.bench.ingest_speed                      # 2,000 models, local vs Dask
-    python -m tinybench_builder.bench.ingest_speed --models 500         # smaller
-    python -m tinybench_builder.bench.ingest_speed --workdir /data/x    # keep (and reuse) the fixtures
+    python -m benchmarks.ingest_speed                      # 2,000 models, local vs Dask
+    python -m benchmarks.ingest_speed --models 500         # smaller
+    python -m benchmarks.ingest_speed --workdir /data/x    # keep (and reuse) the fixtures
 
 Writes fixture details for N models (all six benchmarks, 28,659 rows each: ARC 1172,
 HellaSwag 10042, MMLU 14042 over 57 subject files, TruthfulQA 817, Winogrande 1267,
@@ -181,10 +181,10 @@ def run_one(engine: str, root: Path, workers: int, executor: str) -> dict:
 def measure(engine: str, root: Path, workers: int, executor: str) -> dict:
     """:func:`run_one` in a fresh Python process (its own peak memory)."""
     env = dict(os.environ)
-    repo = str(Path(__file__).resolve().parents[2])
+    repo = str(Path(__file__).resolve().parents[1])
     env["PYTHONPATH"] = os.pathsep.join([repo] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     proc = subprocess.run(
-        [sys.executable, "-m", "tinybench_builder.bench.ingest_speed", "--run-one", engine, "--workdir", str(root.parent),
+        [sys.executable, "-m", "benchmarks.ingest_speed", "--run-one", engine, "--workdir", str(root.parent),
          "--workers", str(workers), "--executor", executor],
         capture_output=True, text=True, env=env,
     )
@@ -244,7 +244,7 @@ def _bench(args, engines: list[str], workdir: Path) -> int:
     print()
     print(f"Open LLM Leaderboard v1 details: {present} models x {files} files ({V1_TOTAL_ROWS} rows/model), "
           f"{size / 2**20:.0f} MiB on disk; fixtures generated in {gen:.1f} s")
-    from tinybench_builder.bench import blas_threads
+    from benchmarks import blas_threads
 
     threads = blas_threads()  # the workers inherit this process's environment and BLAS defaults
     print("| engine | workers | BLAS threads | models | items | setup s | ingest s | models/s | ms/model/worker | "

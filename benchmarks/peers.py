@@ -15,7 +15,7 @@ truth stays each test model's mean over its evaluated items (:func:`.protocols.m
 
 **Cache.** A peer result depends only on the data, the split, k, the seed, the method and
 the BenchPred version, so each one is stored once as a small JSON file
-``tinybench_builder/bench/cache/peers/<dataset>/<protocol>-seed<seed>-k<k>-<method>.json`` (predictions,
+``benchmarks/cache/peers/<dataset>/<protocol>-seed<seed>-k<k>-<method>.json`` (predictions,
 the selected item indices, seconds; no matrices), keyed by a sha256 over the matrix
 values, model names and item ids, the train and test row indices, k, seed, method and
 BenchPred version. A file whose key does not match (data or split changed) is recomputed;
@@ -45,12 +45,12 @@ Command line (fills the cache, then prints MAE and MAE / random-k per dataset, p
 and method, mean +- standard deviation over the seeds; random-k = mean over 50 draws of
 the plain mean of k random items, computed here)::
 
-    python -m tinybench_builder.bench.peers --peers-python /work/.venv-peers/bin/python --jobs 2
-    python -m tinybench_builder.bench.peers                       # cache only: table of what is stored
+    python -m benchmarks.peers --peers-python /work/.venv-peers/bin/python --jobs 2
+    python -m benchmarks.peers                       # cache only: table of what is stored
 
 Python API (what the accuracy benchmark calls)::
 
-    from tinybench_builder.bench.peers import peer_predictions
+    from benchmarks.peers import peer_predictions
     res = peer_predictions(name, Y, models, items, protocol, seed, k)  # cache only
     res["lasso"]["pred"]  # ndarray (n_test,), rows of protocols.split(...)[1]
 """
@@ -74,7 +74,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from tinybench_builder.bench import protocols
+from benchmarks import protocols
 from tinybench_builder.errors import PeersUnavailableError, PeerWorkerError
 
 #: the BenchPred methods of the accuracy benchmark (keys of ``benchpred.all_methods``)
@@ -87,8 +87,8 @@ BENCHPRED_VERSION = "1.0.0"
 #: bump when the cache record or the key changes meaning
 CACHE_FORMAT = 1
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-#: the committed cache, next to the benchmark scripts (tinybench_builder/bench/cache/peers; not installed in a wheel)
+REPO_ROOT = Path(__file__).resolve().parents[1]
+#: the committed cache, next to the benchmark scripts (benchmarks/cache/peers; not installed in a wheel)
 DEFAULT_CACHE_DIR = Path(__file__).resolve().parent / "cache" / "peers"
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data" / "responses"
 DEFAULT_PEERS_PYTHON_ENV = "TINYBENCH_PEERS_PYTHON"
@@ -152,7 +152,7 @@ def random_k_mae(Y_test: np.ndarray, truth: np.ndarray, k: int, draws: int = 50,
                  seed: int = 0) -> float:
     """MAE of the plain mean of ``k`` random items (NaN ignored), averaged over ``draws``.
 
-    The draws use ``numpy.random.default_rng(1000 + seed)`` (as ``tinybench_builder.bench.accuracy``).
+    The draws use ``numpy.random.default_rng(1000 + seed)`` (as ``benchmarks.accuracy``).
     """
     Y_test = np.asarray(Y_test, dtype=np.float64)
     truth = np.asarray(truth, dtype=np.float64)
@@ -371,7 +371,7 @@ def peer_predictions(name: str, Y: np.ndarray, models: Sequence[str], items: Seq
     methods : iterable of str
         Names from :data:`PEER_METHODS` (any ``benchpred.all_methods`` key works).
     cache_dir : path
-        Default ``tinybench_builder/bench/cache/peers`` (:data:`DEFAULT_CACHE_DIR`).
+        Default ``benchmarks/cache/peers`` (:data:`DEFAULT_CACHE_DIR`).
     peers_python : path, optional
         The BenchPred venv's interpreter; None = cache only.
     on_result : callable, optional
@@ -524,7 +524,7 @@ def _main_thread() -> bool:
 
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
-        prog="python -m tinybench_builder.bench.peers",
+        prog="python -m benchmarks.peers",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--peers-python", type=Path, default=os.environ.get(DEFAULT_PEERS_PYTHON_ENV) or None,
                     help="the BenchPred venv's python (default: $%s; none = use the cache only and fail "

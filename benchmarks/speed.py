@@ -1,13 +1,13 @@
 """Speed of fit and estimate at the Open LLM Leaderboard v1 shape, side by side with the original.
 
-    python -m tinybench_builder.bench.speed                       # fit + estimate, 400 models x 28,659 items
-    python -m tinybench_builder.bench.speed --pyirt-epochs 20     # also time py-irt multidim_2pl (extrapolated)
+    python -m benchmarks.speed                       # fit + estimate, 400 models x 28,659 items
+    python -m benchmarks.speed --pyirt-epochs 20     # also time py-irt multidim_2pl (extrapolated)
 
 * ``fit``: the whole ``python -m tinybench_builder fit`` pipeline (dimension chosen by validation,
   10 k-means seeds, calibration, refit) on a 0/1 matrix simulated from a 2-D 2PL model.
 * ``estimate``: ms per model of ``TinyEstimator.estimate`` (one call per model, and one
   batched call) at N = 28,659, k = 100, against the original algorithm
-  (:mod:`tinybench_builder.bench.original`: unseen items rebuilt by list membership and BFGS with
+  (:mod:`benchmarks.original`: unseen items rebuilt by list membership and BFGS with
   numerical gradients on every call).
 * BLAS threads: ``fit`` always runs with one (``fit_estimator`` sets it: faster here, and the
   same result on any machine); ``estimate`` and the original run with ``--blas-threads``
@@ -44,7 +44,7 @@ def time_estimates(est, Y_anchor: np.ndarray, repeats: int) -> dict:
 
 def time_original(est, Y_anchor: np.ndarray, repeats: int, scenario_lists: bool = True) -> float:
     """ms per model of the original per-call estimation, on our fitted parameters."""
-    from tinybench_builder.bench.original import original_balance_weights, original_estimate, to_original_params
+    from benchmarks.original import original_balance_weights, original_estimate, to_original_params
 
     A3, B3 = to_original_params(*est.irt_parameters())
     bw = original_balance_weights(len(est.item_ids))
@@ -56,7 +56,7 @@ def time_original(est, Y_anchor: np.ndarray, repeats: int, scenario_lists: bool 
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tinybench_builder.bench.speed", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.speed", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", type=int, default=400)
     ap.add_argument("--items", type=int, default=28659)
@@ -73,7 +73,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     from threadpoolctl import threadpool_limits
 
-    from tinybench_builder.bench import blas_threads
+    from benchmarks import blas_threads
 
     available = blas_threads()
 
@@ -100,7 +100,7 @@ def main(argv=None) -> int:
                  str(threads)))
     rows.append(("estimate, batched", f"{ours['ms_per_model_batched']:.2f} ms", "", "", str(threads)))
     if args.pyirt_epochs:
-        from tinybench_builder.bench.pyirt_baseline import extrapolate, time_pyirt
+        from benchmarks.pyirt_baseline import extrapolate, time_pyirt
 
         D = args.pyirt_dims or est.n_dims
         r = time_pyirt(matrix.scores, dims=D, epochs=args.pyirt_epochs, seed=0, threads=args.pyirt_threads)

@@ -1,6 +1,6 @@
 """Versioned updates on real data: a v1.1 that keeps v1.0's design, fitted on more models.
 
-The accuracy benchmark's protocols and seeds (:mod:`tinybench_builder.bench.protocols`: interpolation and
+The accuracy benchmark's protocols and seeds (:mod:`benchmarks.protocols`: interpolation and
 extrapolation, seeds 0-4, k = 100) on every matrix of ``../shared/data/responses``. For each
 split:
 
@@ -18,8 +18,8 @@ test models' results on the v1.0 anchors (results logged against v1.0) re-estima
 mean and max absolute change of their estimates; the fit time of the update against a fresh
 fit on the same models.
 
-    python -m tinybench_builder.bench.versions                     # every dataset, both protocols, seeds 0-4
-    python -m tinybench_builder.bench.versions --datasets wmdp_bio --seeds 0 1
+    python -m benchmarks.versions                     # every dataset, both protocols, seeds 0-4
+    python -m benchmarks.versions --datasets wmdp_bio --seeds 0 1
 """
 
 from __future__ import annotations
@@ -35,16 +35,16 @@ from typing import Any
 
 import numpy as np
 
-from tinybench_builder.bench import protocols
+from benchmarks import protocols
 from tinybench_builder.read import ResponseMatrix
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "responses"
+DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "responses"
 VERSIONS = ("v1.0", "v1.1", "fresh")
 
 
 def run_split(name: str, path: str, protocol: str, seed: int, k: int) -> dict:
     """v1.0 on half the training models, v1.1 keeping its design on all of them, a fresh fit on all."""
-    from tinybench_builder.bench.peers import random_k_mae
+    from benchmarks.peers import random_k_mae
     from tinybench_builder.model import fit_estimator
 
     matrix = ResponseMatrix.read(path)
@@ -116,7 +116,7 @@ def summarize(rows: list[dict], datasets, protocol: str) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tinybench_builder.bench.versions", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.versions", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     protocols.add_protocol_args(ap, DEFAULT_DATA)
     ap.add_argument("--anchors", type=int, default=100)

@@ -2,7 +2,7 @@
 
 For every matrix of ``../shared/data/responses`` (:data:`protocols.ACCURACY_DATASETS`; the
 reader refuses ``alpaca_eval_1``, whose scores lie outside [0, 1]), both protocols of
-:mod:`tinybench_builder.bench.protocols`, seeds 0-4 and budgets of 50, 100 and 200 items and 2.5% and
+:mod:`benchmarks.protocols`, seeds 0-4 and budgets of 50, 100 and 200 items and 2.5% and
 10% of the items N, each held-out model is evaluated at the same number of items n by
 
 * **random-k**: the plain mean of n random items (MAE: mean of 50 draws, as the accuracy
@@ -24,13 +24,13 @@ predictor of this fit can beat), coverage and mean width of the 95% interval, an
 ``next_items`` + ``record`` call. ``--speed`` times the calls at N = 28,659 (the Open LLM
 Leaderboard v1 shape; parameters simulated from a 2-D model).
 
-    python -m tinybench_builder.bench.adaptive                  # test protocol (run once, at the end)
-    python -m tinybench_builder.bench.adaptive --dev            # development protocol: training models only
-    python -m tinybench_builder.bench.adaptive --speed          # the N = 28,659 timing only
+    python -m benchmarks.adaptive                  # test protocol (run once, at the end)
+    python -m benchmarks.adaptive --dev            # development protocol: training models only
+    python -m benchmarks.adaptive --speed          # the N = 28,659 timing only
 
 ``--dev`` runs the same protocols inside each split's training models
 (:func:`protocols.dev_splits`): every design choice of the session (mixing, tempering, prior
-scale, warm start) is made there. Fits are cached in ``tinybench_builder/bench/cache/adaptive`` (keyed by the
+scale, warm start) is made there. Fits are cached in ``benchmarks/cache/adaptive`` (keyed by the
 data, the split and the code of the fit), so design runs do not refit.
 """
 
@@ -49,10 +49,10 @@ from typing import Any
 
 import numpy as np
 
-from tinybench_builder.bench import protocols
+from benchmarks import protocols
 from tinybench_builder.read import ResponseMatrix
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "responses"
 DEFAULT_CACHE = Path(__file__).resolve().parent / "cache" / "adaptive"
 BUDGETS = ("50", "100", "200", "2.5%", "10%")
@@ -125,7 +125,7 @@ def run_session(est, y: np.ndarray, items: list[str], budget: int, seed: int, ba
 def run_split(name: str, path: str, protocol: str, seed: int, dev_rep: int | None, budgets: tuple,
               opts: dict) -> dict:
     """Every method and budget on one split's test models (one task)."""
-    from tinybench_builder.bench.peers import random_k_mae
+    from benchmarks.peers import random_k_mae
 
     matrix = ResponseMatrix.read(path)
     Y, models, items = matrix.scores, matrix.models, list(matrix.items)
@@ -367,7 +367,7 @@ def speed(n_items: int = 28_659, n_dims: int = 2, budget: int = 200, batches=(1,
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tinybench_builder.bench.adaptive", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.adaptive", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     protocols.add_protocol_args(ap, DEFAULT_DATA)
     ap.add_argument("--budgets", nargs="+", default=list(BUDGETS), help="item counts or shares of N (default: %(default)s)")
@@ -382,7 +382,7 @@ def main(argv=None) -> int:
     ap.add_argument("--dev", action="store_true", help="development protocol: nested splits of training models only")
     ap.add_argument("--dev-reps", type=int, default=2, help="nested interpolation splits per seed in --dev (default 2)")
     ap.add_argument("--speed", action="store_true", help="only the N = 28,659 timing")
-    ap.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE, help="fit cache (default tinybench_builder/bench/cache/adaptive)")
+    ap.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE, help="fit cache (default benchmarks/cache/adaptive)")
     ap.add_argument("--no-cache", action="store_true")
     ap.add_argument("--fits-only", action="store_true",
                     help="only fit (and cache) the estimators of the splits: nothing is estimated or shown")

@@ -1,6 +1,6 @@
 """Accuracy of the tiny estimators on real data, side by side with BenchPred's methods.
 
-Two protocols (:mod:`tinybench_builder.bench.protocols`) on every matrix of ``../shared/data/responses``,
+Two protocols (:mod:`benchmarks.protocols`) on every matrix of ``../shared/data/responses``,
 k anchors, seeds 0-4:
 
 * **interpolation**: a random 25% of the models are test models, the rest the ``fit`` input;
@@ -9,11 +9,11 @@ k anchors, seeds 0-4:
 For each test model the truth is its mean over all its evaluated items. Reported per
 dataset: MAE / random-k (random-k = the plain mean of k random items, mean of 50 draws)
 of our ``score`` and components (irt, p-IRT, gp-IRT) and of the nine BenchPred methods
-(read from ``tinybench_builder/bench/cache/peers``; see :mod:`tinybench_builder.bench.peers`), the coverage and mean
+(read from ``benchmarks/cache/peers``; see :mod:`benchmarks.peers`), the coverage and mean
 width of our 95% interval, and the spread over seeds.
 
-    python -m tinybench_builder.bench.accuracy                      # both protocols, every dataset, seeds 0-4
-    python -m tinybench_builder.bench.accuracy --dev                # development protocol: training models only
+    python -m benchmarks.accuracy                      # both protocols, every dataset, seeds 0-4
+    python -m benchmarks.accuracy --dev                # development protocol: training models only
 
 ``--dev`` is for design decisions: for each dataset, protocol and seed it keeps only the
 protocol's *training* models and runs the same protocol inside them
@@ -34,9 +34,9 @@ from pathlib import Path
 import numpy as np
 
 from tinybench_builder.read import ResponseMatrix
-from tinybench_builder.bench import protocols
+from benchmarks import protocols
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "responses"
+DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "responses"
 OURS = ("irt", "pirt", "gpirt", "score")
 LABELS = {"irt": "irt", "pirt": "p-IRT", "gpirt": "gp-IRT", "score": "**score**",
           "random_sampling": "rand. sampling", "random_sampling_and_learn": "RS+learn",
@@ -49,7 +49,7 @@ def run_split(name: str, path: str, protocol: str, seed: int, k: int, dev_rep: i
               fit_kwargs: dict) -> dict:
     """Fit on one split's training models and estimate its test models (one task)."""
     from tinybench_builder.model import fit_estimator
-    from tinybench_builder.bench.peers import random_k_mae
+    from benchmarks.peers import random_k_mae
 
     matrix = ResponseMatrix.read(path)
     Y, models = matrix.scores, matrix.models
@@ -79,7 +79,7 @@ def run_split(name: str, path: str, protocol: str, seed: int, k: int, dev_rep: i
 
 def attach_peers(row: dict, matrix: ResponseMatrix, k: int, cache_dir, peers_python) -> None:
     """Add the BenchPred predictions of the row's split (cache; the venv on a miss)."""
-    from tinybench_builder.bench.peers import PEER_METHODS, PeersUnavailableError, peer_predictions
+    from benchmarks.peers import PEER_METHODS, PeersUnavailableError, peer_predictions
 
     try:
         res = peer_predictions(row["dataset"], matrix.scores, matrix.models, matrix.items, row["protocol"],
@@ -198,7 +198,7 @@ def goals(protocol: str, summary: dict) -> list[str]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tinybench_builder.bench.accuracy", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.accuracy", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     protocols.add_protocol_args(ap, DEFAULT_DATA)
     ap.add_argument("--anchors", type=int, default=100)
@@ -208,9 +208,9 @@ def main(argv=None) -> int:
     ap.add_argument("--dev", action="store_true", help="development protocol: nested splits of training models only")
     ap.add_argument("--dev-reps", type=int, default=2, help="nested interpolation splits per seed in --dev (default 2)")
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="parallel fits (default 2)")
-    ap.add_argument("--peers-cache", type=Path, default=None, help="BenchPred cache folder (default tinybench_builder/bench/cache/peers)")
+    ap.add_argument("--peers-cache", type=Path, default=None, help="BenchPred cache folder (default benchmarks/cache/peers)")
     ap.add_argument("--peers-python", type=Path, default=None,
-                    help="BenchPred venv interpreter, used only on a cache miss (see tinybench_builder.bench.peers)")
+                    help="BenchPred venv interpreter, used only on a cache miss (see benchmarks.peers)")
     ap.add_argument("--json", type=Path, help="also write every split's per-model estimates as JSON")
     ap.add_argument("--card-summary", type=Path, metavar="JSON",
                     help="merge each dataset's numbers into this file, keyed by the matrix's sha256 (the cards of "
@@ -244,13 +244,13 @@ def main(argv=None) -> int:
                   f"{_mae(row['score'], row['truth']):.4f}, random-k {row['random']:.4f}, fit {row['fit_seconds']:.1f} s",
                   file=sys.stderr)
     if not args.dev:
-        from tinybench_builder.bench.peers import DEFAULT_CACHE_DIR
+        from benchmarks.peers import DEFAULT_CACHE_DIR
 
         matrices = {name: ResponseMatrix.read(args.data_dir / f"{name}.parquet") for name in args.datasets}
         for row in rows:
             attach_peers(row, matrices[row["dataset"]], args.anchors, args.peers_cache or DEFAULT_CACHE_DIR,
                          args.peers_python)
-    from tinybench_builder.bench import blas_threads
+    from benchmarks import blas_threads
 
     print(f"\n{'DEV protocol (training models only)' if args.dev else 'Protocol'}; k = {args.anchors}; seeds "
           f"{args.seeds}; design {args.design}; {time.perf_counter() - t0:.0f} s with {args.jobs} process(es); "
@@ -278,7 +278,7 @@ def write_card_summary(path: Path, summaries: dict, matrices: dict, k: int, seed
     from tinybench_builder.layout import file_sha256
 
     data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    data.setdefault("command", "python -m tinybench_builder.bench.accuracy --datasets ... --card-summary " + path.name)
+    data.setdefault("command", "python -m benchmarks.accuracy --datasets ... --card-summary " + path.name)
     out = data.setdefault("matrices", {})
     for name, file in matrices.items():
         entry = {"dataset": name, "k": int(k), "seeds": list(map(int, seeds)), "date": time.strftime("%Y-%m-%d"),

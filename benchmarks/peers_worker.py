@@ -1,13 +1,13 @@
-"""Worker for :mod:`tinybench_builder.bench.peers`: runs BenchPred methods in the peers venv.
+"""Worker for :mod:`benchmarks.peers`: runs BenchPred methods in the peers venv.
 
 This file runs under the *peers* interpreter (``/work/.venv-peers/bin/python``, numpy 1.26
 + torch + benchpred), not ours, and is started by path::
 
-    <peers-python> tinybench_builder/bench/peers_worker.py <input.npz>
+    <peers-python> benchmarks/peers_worker.py <input.npz>
 
 so it imports nothing from ``tinybench_builder`` (only the standard library, numpy and benchpred).
 
-Input ``.npz`` (written by :func:`tinybench_builder.bench.peers.write_worker_input`):
+Input ``.npz`` (written by :func:`benchmarks.peers.write_worker_input`):
 
 * ``train``: float64 (n_train, n_items), 0/1 or [0, 1] scores, no NaN;
 * ``test``: float64 (n_test, n_items), no NaN;

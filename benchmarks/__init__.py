@@ -1,6 +1,8 @@
-"""Benchmark scripts (accuracy, speed). Not part of the test run.
+"""Benchmark scripts (accuracy, speed, memory, ...): outside the package, not in the wheel.
 
-Run ``python -m tinybench_builder.bench.accuracy --help`` or ``python -m tinybench_builder.bench.speed --help``.
+Run them from the repository's top: ``python -m benchmarks.accuracy --help``,
+``python -m benchmarks.speed --help``. Their caches live in ``benchmarks/cache/``; tables go to
+``docs/BENCHMARKS.md`` through :mod:`benchmarks.docs_tables` (``--write-docs``).
 Every table records the BLAS thread count it was measured with (:func:`blas_threads`):
 timings depend on it.
 """

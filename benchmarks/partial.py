@@ -2,7 +2,7 @@
 
 A crashed job, ``lm_eval --limit N`` or a tiny split evaluated in pieces leave a model with
 n of the k anchors answered. On every matrix of ``../shared/data/responses`` and both
-protocols of :mod:`tinybench_builder.bench.protocols` (k = 100, seeds 0-4), for every test model and
+protocols of :mod:`benchmarks.protocols` (k = 100, seeds 0-4), for every test model and
 n answered in 5, 10, 25, 50, 75, 100:
 
 * **random**: ``--draws`` random subsets of n anchors (``default_rng([seed, n, model])``);
@@ -14,9 +14,9 @@ models, draws and seeds; its minimum over seeds; on the strongest test model of 
 mean width, MAE, width / MAE, the count of intervals narrower than 0.001, and the MAE of the
 plain mean of n random items (random-n) for reference.
 
-    python -m tinybench_builder.bench.partial                        # every dataset, both protocols, seeds 0-4
-    python -m tinybench_builder.bench.partial --dev                  # development protocol (training models only)
-    python -m tinybench_builder.bench.partial --datasets wmdp_bio --seeds 0 1
+    python -m benchmarks.partial                        # every dataset, both protocols, seeds 0-4
+    python -m benchmarks.partial --dev                  # development protocol (training models only)
+    python -m benchmarks.partial --datasets wmdp_bio --seeds 0 1
 
 ``--dev`` runs the same measurements inside each protocol's training models
 (:func:`protocols.dev_splits`), for design choices that never see the test models.
@@ -34,10 +34,10 @@ from pathlib import Path
 
 import numpy as np
 
-from tinybench_builder.bench import protocols
+from benchmarks import protocols
 from tinybench_builder.read import ResponseMatrix
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "responses"
+DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "responses"
 ANSWERED = (5, 10, 25, 50, 75, 100)
 KINDS = ("random", "first")
 #: an interval narrower than this is reported as (nearly) zero width
@@ -226,7 +226,7 @@ def goals(summary: dict, answered) -> list[str]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tinybench_builder.bench.partial", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.partial", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     protocols.add_protocol_args(ap, DEFAULT_DATA)
     ap.add_argument("--anchors", type=int, default=100)

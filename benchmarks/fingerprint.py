@@ -1,11 +1,11 @@
 """What a fit gives, written down so that two versions of the code can be compared.
 
-    python -m tinybench_builder.bench.fingerprint --out fp.json              # fit every case, write the fingerprint
-    python -m tinybench_builder.bench.fingerprint --compare old.json new.json  # anchors identical? estimates how far apart?
+    python -m benchmarks.fingerprint --out fp.json              # fit every case, write the fingerprint
+    python -m benchmarks.fingerprint --compare old.json new.json  # anchors identical? estimates how far apart?
 
 The cases: every matrix of ``../shared/data/responses/`` (``fit`` defaults: k = 100, seed 0,
 the dimension chosen by validation), WMDP-bio with the original k-means design, AlpacaEval 2.0
-(soft scores) binarised, the 400 x 28,659 matrix of :mod:`tinybench_builder.bench.speed` and a simulated
+(soft scores) binarised, the 400 x 28,659 matrix of :mod:`benchmarks.speed` and a simulated
 soft-score matrix with missing values and subscenarios (the staged fit, with a mask). For each
 case the fingerprint keeps the anchors (item ids), the IRT parameters and the estimates
 (``score``, ``ci_low``, ``ci_high``, ``irt``, ``pirt``, ``gpirt``) of every training model from
@@ -13,7 +13,7 @@ its anchor results, and the out-of-fold scores of the validation report.
 
 The script uses only the package's public API (``fit_estimator``, ``ResponseMatrix.read``,
 ``simulate_responses``), so that it also runs against an older checkout of the package:
-``PYTHONPATH=/path/to/old/checkout python tinybench_builder/bench/fingerprint.py --out old.json``.
+``PYTHONPATH=/path/to/old/checkout python benchmarks/fingerprint.py --out old.json``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "responses"
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "responses"
 KEYS = ("score", "ci_low", "ci_high", "irt", "pirt", "gpirt")
 
 
@@ -94,7 +94,7 @@ def compare(old: dict, new: dict) -> list[dict]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tinybench_builder.bench.fingerprint", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.fingerprint", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", help="write the fingerprint of every case here (JSON)")
     ap.add_argument("--compare", nargs=2, metavar=("OLD", "NEW"), help="compare two fingerprint files")

@@ -37,7 +37,7 @@ parametrisation (one difficulty per item, ``sum_d(a_d theta_d - b)``, Normal ins
 LogNormal discriminations). Missing scores (NaN) are left out of a model's ``responses``
 (py-irt accepts ragged data; the original's matrix was complete).
 
-    python -m tinybench_builder.bench.pyirt_baseline --models 400 --items 28659 --epochs 50 --dims 2
+    python -m benchmarks.pyirt_baseline --models 400 --items 28659 --epochs 50 --dims 2
 
 Measured here (2 cores shared with other jobs, load ~3; simulated 0/1 matrices;
 py-irt 0.7.1, pyro-ppl 1.9.2, torch 2.13.0+cpu):
@@ -254,7 +254,7 @@ def extrapolate(res: dict, epochs: int = ORIGINAL_SETTINGS["epochs"]) -> float:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tinybench_builder.bench.pyirt_baseline", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.pyirt_baseline", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", type=int, default=400)
     ap.add_argument("--items", type=int, default=28659)

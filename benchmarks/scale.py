@@ -1,7 +1,7 @@
 """What ``fit`` costs as the matrix grows to the whole Open LLM Leaderboard (issue 18).
 
-    python -m tinybench_builder.bench.scale --work DIR                     # the table of the README (25 min here, loaded)
-    python -m tinybench_builder.bench.scale --models 400 2000 --soft-models 0 --estimate-models 0   # a quick one
+    python -m benchmarks.scale --work DIR                     # the table of the README (25 min here, loaded)
+    python -m benchmarks.scale --models 400 2000 --soft-models 0 --estimate-models 0   # a quick one
 
 Every case runs in a fresh process (``python -m tinybench_builder ...``, as a user would), under a
 memory cap (``--memory-cap``, RLIMIT_AS of the child): wall time, the child's user and system
@@ -95,7 +95,7 @@ def _spec(work: Path, matrix: Path) -> tuple[Path, Path]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tinybench_builder.bench.scale", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.scale", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", type=int, nargs="*", default=[400, 2000, 7000],
                     help="models of the 0/1 matrices (none: only the soft-score fit)")

@@ -20,7 +20,7 @@ as one call of the original ``evaluate()`` does for one model:
    subtracted inside the per-dimension sum, so it enters D times (``a.theta - D b``),
    and the clip is per dimension; both kept as in the original (the modified py-irt
    fork the original trained with uses the same ``sum_d(a_d theta_d - b)`` logit, see
-   :mod:`tinybench_builder.bench.pyirt_baseline`). :func:`to_original_params` converts our
+   :mod:`benchmarks.pyirt_baseline`). :func:`to_original_params` converts our
    ``(N, D)`` / ``(N,)`` parameters so that the logits agree;
 4. the unseen list ``[i for i in range(N) if i not in seen_examples]`` with
    ``seen_examples`` a Python list (O(N k) list membership);
@@ -53,7 +53,7 @@ the scenario lists, ~0.06 s the unseen list, ~0.01 s the BFGS fit) and ~0.05 s w
 
 Differences to our :class:`tinybench_builder.estimator.TinyEstimator` are intended (posterior-
 averaged probabilities, an ability prior, a calibrated lambda), so the numbers differ
-slightly; this module only serves timing comparisons (``tinybench_builder.bench.speed``).
+slightly; this module only serves timing comparisons (``benchmarks.speed``).
 """
 
 from __future__ import annotations

@@ -2,10 +2,10 @@
 
 ::
 
-    python -m tinybench_builder.bench.ingest_memory --models 2000 --items 5000                 # long CSV
-    python -m tinybench_builder.bench.ingest_memory --models 20000 --items 5000 --cap 8G       # under prlimit --as
-    python -m tinybench_builder.bench.ingest_memory --models 2000 --items 5000 --layout long-parquet
-    python -m tinybench_builder.bench.ingest_memory --workdir /data/x --keep                  # reuse the table
+    python -m benchmarks.ingest_memory --models 2000 --items 5000                 # long CSV
+    python -m benchmarks.ingest_memory --models 20000 --items 5000 --cap 8G       # under prlimit --as
+    python -m benchmarks.ingest_memory --models 2000 --items 5000 --layout long-parquet
+    python -m benchmarks.ingest_memory --workdir /data/x --keep                  # reuse the table
 
 Writes a dense long table (``model,item,score``, one row per pair, binary scores, rows in model
 order unless ``--shuffle``) into ``--workdir`` (a temporary folder by default, removed at the
@@ -124,7 +124,7 @@ def parse_size(text: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m tinybench_builder.bench.ingest_memory", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m benchmarks.ingest_memory", description=__doc__.split("\n\n")[0])
     p.add_argument("--models", type=int, default=2000)
     p.add_argument("--items", type=int, default=5000)
     p.add_argument("--layout", choices=LAYOUTS, default="long-csv")

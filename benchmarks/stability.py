@@ -1,7 +1,7 @@
 """Same data, same tiny benchmark: fit one matrix from several file layouts, row/column
 orders and BLAS thread counts, and compare the anchors and the estimates.
 
-    python -m tinybench_builder.bench.stability ../shared/data/responses/wmdp_bio.parquet
+    python -m benchmarks.stability ../shared/data/responses/wmdp_bio.parquet
 
 Layouts: the wide parquet as given; a long CSV with its rows shuffled; the wide table with
 models and items permuted; a Fortran-ordered copy; and the wide parquet again with 2 BLAS
@@ -37,7 +37,7 @@ def fit_summary(path: str, k: int, seed: int) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tinybench_builder.bench.stability", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.stability", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("matrix", help="a wide parquet score matrix")
     ap.add_argument("--anchors", type=int, default=100)
@@ -67,9 +67,10 @@ def main(argv=None) -> int:
             runs[name] = fit_summary(str(path), args.anchors, args.seed)
             print(f"fitted: {name}", file=sys.stderr)
         env = {**os.environ, "OPENBLAS_NUM_THREADS": "2", "OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2"}
-        proc = subprocess.run([sys.executable, "-m", "tinybench_builder.bench.stability", args.matrix, "--anchors",
+        proc = subprocess.run([sys.executable, "-m", "benchmarks.stability", args.matrix, "--anchors",
                                str(args.anchors), "--seed", str(args.seed), "--_child"],
-                              capture_output=True, text=True, env=env, check=True)
+                              capture_output=True, text=True, env=env, check=True,
+                              cwd=Path(__file__).resolve().parents[1])  # the repository top: benchmarks/ importable
         runs["2 BLAS threads"] = json.loads(proc.stdout.strip().splitlines()[-1])
     ref = runs["wide parquet"]
     print(f"\n{Path(args.matrix).name}: {base.shape[0]} models x {base.shape[1]} items, k = {args.anchors}, "

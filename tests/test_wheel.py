@@ -1,0 +1,35 @@
+"""The wheel holds the library only: no benchmark script, no cache, but every data file the package reads."""
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow  # builds a wheel in an isolated environment (setuptools from the index)
+
+
+@pytest.fixture(scope="module")
+def wheel_names(tmp_path_factory):
+    out = tmp_path_factory.mktemp("wheel")
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(ROOT), "-w", str(out)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        pytest.skip(f"pip wheel could not build (no setuptools from the package index?): {proc.stderr[-500:]}")
+    (wheel,) = out.glob("tinybench_builder-*.whl")
+    return zipfile.ZipFile(wheel).namelist()
+
+
+def test_the_wheel_holds_only_the_library(wheel_names):
+    tops = {name.split("/")[0] for name in wheel_names}
+    assert tops == {"tinybench_builder", next(t for t in tops if t.endswith(".dist-info"))}, tops
+    assert not [n for n in wheel_names if "/bench/" in n or n.startswith("benchmarks/") or "/cache/" in n]
+
+
+def test_the_wheel_holds_the_data_the_package_reads(wheel_names):
+    for name in ("tinybench_builder/py.typed", "tinybench_builder/estimator.py", "tinybench_builder/adaptive.py",
+                 "tinybench_builder/dataset_cards/tiny_benchmark.md", "tinybench_builder/dataset_cards/accuracy.json",
+                 "tinybench_builder/registry/leaderboard_v2_fewshot.json"):
+        assert name in wheel_names, name
