@@ -217,7 +217,7 @@ def test_save_load_round_trip(tmp_path):
     est = make_stratified({"method": "composite", "sigma": 0.03, "lambda": 0.4, "pirt_weight": 0.7,
                            "range": [0.2, 0.8], "interval_scale": 1.3, "ridge_intercept": 0.01},
                           ridge=np.array([0.01, -0.02, 0.0, 0.03]), A=np.linspace(0.2, 1.5, 8)[:, None])
-    est.metadata = {"benchmark": "demo"}
+    est = est.replace(metadata={"benchmark": "demo"})
     est.save(tmp_path)
     back = TinyEstimator.load(tmp_path)
     assert back.anchor_ids == ["q1", "q2", "q5", "q7"] and back.item_ids == est.item_ids
@@ -362,7 +362,7 @@ def test_evaluate_answers_with_the_original_keys(tmp_path):
     # the standalone table agrees with the registry
     assert ORIGINAL_BENCHMARKS == {s.original_bench: s.name for s in REGISTRY.values() if s.original_bench}
     est = make_estimator(A=np.linspace(0.2, 1.5, 6)[:, None])
-    est.metadata = {"benchmark": "tinyAlpacaEval", "original_scenarios": {"all": "alpaca_v2"}}
+    est = est.replace(metadata={"benchmark": "tinyAlpacaEval", "original_scenarios": {"all": "alpaca_v2"}})
     est.save(tmp_path)
     out = evaluate([1.0, 0.0], "alpaca", source=tmp_path)
     assert set(out) == {"alpaca_v2"}

@@ -189,11 +189,19 @@ def _fit_ridge(pb: _Problem, comp: dict, truth: np.ndarray, anchors: AnchorSet) 
 
 
 def _with_ridge(est: TinyEstimator, coef: np.ndarray, intercept: np.ndarray) -> TinyEstimator:
-    est.ridge_coef = np.asarray(coef, dtype=np.float64)
-    for s, name in enumerate(est.scenarios):
-        est.params[name]["ridge_intercept"] = float(intercept[s])
-    est._prepare()
-    return est
+    """``est`` with the regression's anchor coefficients (k,) and per-scenario intercepts (S,)."""
+    params = {name: {**est.params[name], "ridge_intercept": float(intercept[s])} for s, name in enumerate(est.scenarios)}
+    return est.replace(ridge_coef=np.asarray(coef, dtype=np.float64), params=params)
+
+
+def _calibrated(est: TinyEstimator, params: Mapping[str, Mapping], metadata: Mapping | None = None) -> TinyEstimator:
+    """``est`` with the calibration ``params`` of some scenarios (their fitted ridge intercepts kept) and,
+    when given, ``metadata``; a value that is not finite is a :class:`BuildError` naming it."""
+    new = {name: {**p, **params.get(name, {}), "ridge_intercept": p["ridge_intercept"]} for name, p in est.params.items()}
+    bad = [f"{key} of {scen}" for scen, p in new.items() for key in _non_finite_settings(p)]
+    if bad:
+        _refuse_non_finite(bad)
+    return est.replace(params=new, **({} if metadata is None else {"metadata": metadata}))
 
 
 def _fit_once(pb: _Problem, Y: CompactScores, truth: np.ndarray, rows: np.ndarray, n_dims: int,
@@ -208,7 +216,7 @@ def _fit_once(pb: _Problem, Y: CompactScores, truth: np.ndarray, rows: np.ndarra
         anchors, extra["seed_mae"] = _select_kmeans(pb, irt, Y_rows, rng)
     est = _estimator(pb, irt, anchors)
     comp = est.components(Y_rows.dense(cols=anchors.positions))
-    _with_ridge(est, *_fit_ridge(pb, comp, truth[rows], anchors))
+    est = _with_ridge(est, *_fit_ridge(pb, comp, truth[rows], anchors))
     return est, anchors, irt, extra
 
 
@@ -304,45 +312,22 @@ def fit_estimator(
         raise BuildError(f"the scores cannot be fitted: {problem}")
     irt_kwargs = dict(binarize=binarize, random_state=seed, **(irt_params or {}))
     if keep_design is not None:
-        kept = fixed_design(keep_design, matrix)
-        rows_in, cols_in = kept.rows, np.concatenate([kept.design_cols, kept.extra_cols])
-        models = [matrix.models[i] for i in rows_in]
-        pb = _Problem(
-            Y=matrix.compact.take(rows_in, kept.design_cols), items=list(keep_design.item_ids),
-            balance=keep_design.balance.copy(), scen=kept.scenarios, scen_idx=keep_design.scenario_index.copy(),
-            scen_names=list(keep_design.scenarios), k=len(keep_design.anchor_ids), design=keep_design.design,
-            n_seeds=int(n_seeds), irt_kwargs=irt_kwargs, fixed=kept.anchors,
-            Y_irt=matrix.compact.take(rows_in, cols_in) if kept.extra_cols.size else None,
-        )
+        pb, rows_in, cols_in = _kept_problem(matrix, keep_design, n_seeds, irt_kwargs)
     else:
-        # --- 1. canonical order: the same tiny benchmark from any layout of the same data
-        rows_in, cols_in = matrix.canonical_order(scenario_order)
-        # the canonical matrix as a compact copy (bytes for 0/1 scores): the only copy of the scores
-        Y = matrix.compact.take(rows_in, cols_in)
-        models = [matrix.models[i] for i in rows_in]
-        scen = matrix.scenarios()[cols_in].astype(str)
-        scen_names = [str(s) for s in scenario_order] if scenario_order is not None else sorted(set(scen))
-        scen_names = [str(s) for s in scen_names if s in set(scen)]
-        pb = _Problem(
-            Y=Y, items=[matrix.items[j] for j in cols_in],
-            balance=balance_weights(scen, matrix.subscenarios()[cols_in], subscenario_weights),
-            scen=scen,
-            scen_idx=np.array([scen_names.index(s) for s in scen]), scen_names=scen_names, k=int(n_anchors),
-            design=design, n_seeds=int(n_seeds), irt_kwargs=irt_kwargs,
-        )
+        pb, rows_in, cols_in = _fresh_problem(matrix, scenario_order, subscenario_weights, n_anchors, design,
+                                              n_seeds, irt_kwargs)
     # one BLAS/OpenMP thread: results then do not depend on the machine's thread count
     # (and on 2 cores single-threaded BLAS was also the faster); the blocks of rows that the
     # fit frees are reused instead of being handed back to the kernel (system time)
     with threadpool_limits(limits=1), keep_freed_blocks():
         result = _fit(pb, n_dims, int(n_folds), validation_fraction, seed, float(kappa), progress, metadata,
-                      binarize, models)
+                      binarize, [matrix.models[i] for i in rows_in])
     bad = non_finite(result.estimator)
     if bad:
-        raise BuildError(f"the fit gave values that are not finite ({', '.join(bad[:5])}): these scores do not "
-                         "determine the IRT model (too few scores, or items that hardly differ between models)")
+        _refuse_non_finite(bad)
     if keep_design is not None:
-        result.estimator.metadata["re_estimates"] = re_estimates(keep_design, result.estimator)
-        result.estimator._prepare()
+        est = result.estimator
+        result.estimator = est.replace(metadata={**est.metadata, "re_estimates": re_estimates(keep_design, est)})
         result.report["kept_design"] = {"version": keep_design.version, "design_hash": keep_design.design_hash,
                                         "irt_only_items": int(len(cols_in) - len(pb.items))}
     # anchors as positions of the caller's matrix (the estimator itself holds item ids); items
@@ -353,6 +338,40 @@ def fit_estimator(
     result.anchors = AnchorSet(cols_in[a.positions], a.weights, labels, a.method, a.seed, a.strata)
     return result
 
+
+def _kept_problem(matrix: ResponseMatrix, keep_design: TinyEstimator, n_seeds: int, irt_kwargs: dict):
+    """The training problem of an update that keeps ``keep_design``'s design (:func:`fixed_design`), the
+    rows (models) and the columns (the design's items, then the IRT-only ones) it takes from ``matrix``."""
+    kept = fixed_design(keep_design, matrix)
+    rows_in, cols_in = kept.rows, np.concatenate([kept.design_cols, kept.extra_cols])
+    pb = _Problem(
+        Y=matrix.compact.take(rows_in, kept.design_cols), items=list(keep_design.item_ids),
+        balance=keep_design.balance.copy(), scen=kept.scenarios, scen_idx=keep_design.scenario_index.copy(),
+        scen_names=list(keep_design.scenarios), k=len(keep_design.anchor_ids), design=keep_design.design,
+        n_seeds=int(n_seeds), irt_kwargs=irt_kwargs, fixed=kept.anchors,
+        Y_irt=matrix.compact.take(rows_in, cols_in) if kept.extra_cols.size else None,
+    )
+    return pb, rows_in, cols_in
+
+
+def _fresh_problem(matrix: ResponseMatrix, scenario_order, subscenario_weights, n_anchors: int, design: str,
+                   n_seeds: int, irt_kwargs: dict):
+    """The training problem of a new design: the matrix in its canonical order (the same tiny benchmark
+    from any layout of the same data), with the rows and columns it takes from ``matrix``."""
+    rows_in, cols_in = matrix.canonical_order(scenario_order)
+    # the canonical matrix as a compact copy (bytes for 0/1 scores): the only copy of the scores
+    Y = matrix.compact.take(rows_in, cols_in)
+    scen = matrix.scenarios()[cols_in].astype(str)
+    scen_names = [str(s) for s in scenario_order] if scenario_order is not None else sorted(set(scen))
+    scen_names = [str(s) for s in scen_names if s in set(scen)]
+    pb = _Problem(
+        Y=Y, items=[matrix.items[j] for j in cols_in],
+        balance=balance_weights(scen, matrix.subscenarios()[cols_in], subscenario_weights),
+        scen=scen,
+        scen_idx=np.array([scen_names.index(s) for s in scen]), scen_names=scen_names, k=int(n_anchors),
+        design=design, n_seeds=int(n_seeds), irt_kwargs=irt_kwargs,
+    )
+    return pb, rows_in, cols_in
 
 def data_problem(matrix: ResponseMatrix, max_names: int = 5) -> str | None:
     """What makes ``matrix`` impossible to fit, in words, or None (cheap: one pass over the scores).
@@ -394,12 +413,22 @@ def non_finite(est: TinyEstimator) -> list[str]:
     """The estimator's fields that hold NaN or an infinity (empty: all finite)."""
     bad = [name for name in ("A", "b", "prior_mean", "prior_cov", "ridge_coef", "anchor_weights")
            if getattr(est, name, None) is not None and not np.isfinite(np.asarray(getattr(est, name), float)).all()]
-    for scen, params in est.params.items():
-        for key, value in params.items():
-            flat = np.asarray(value, dtype=object).ravel().tolist() if isinstance(value, (list, tuple)) else [value]
-            if any(isinstance(v, float) and not np.isfinite(v) for v in flat):
-                bad.append(f"{key} of {scen}")
-    return bad
+    return bad + [f"{key} of {scen}" for scen, params in est.params.items() for key in _non_finite_settings(params)]
+
+
+def _non_finite_settings(params: Mapping) -> list[str]:
+    """The keys of one scenario's settings whose value (or a number in it) is NaN or an infinity."""
+    out = []
+    for key, value in params.items():
+        flat = np.asarray(value, dtype=object).ravel().tolist() if isinstance(value, (list, tuple)) else [value]
+        if any(isinstance(v, float) and not np.isfinite(v) for v in flat):
+            out.append(key)
+    return out
+
+
+def _refuse_non_finite(bad: list[str]) -> None:
+    raise BuildError(f"the fit gave values that are not finite ({', '.join(bad[:5])}): these scores do not "
+                     "determine the IRT model (too few scores, or items that hardly differ between models)")
 
 
 def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progress, metadata, binarize,
@@ -470,9 +499,6 @@ def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progre
     est, anchors, irt, extra = _fit_once(pb, Y, truth_all, np.arange(n), n_dims, rng, anchors, irt=irt)
     steps.update()
     steps.close()
-    for name in pb.scen_names:
-        intercept = est.params[name]["ridge_intercept"]
-        est.params[name].update(params[name], ridge_intercept=intercept)
     report.update(
         n_models=n, n_items=N, training_models=list(models), n_folds=len(folds), n_validation_models=int(len(rows)), n_dims=int(n_dims),
         dims_scores={str(k): v for k, v in dims_scores.items()}, design=pb.design, kappa=kappa,
@@ -486,9 +512,7 @@ def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progre
         "validation": {k: v for k, v in report.items() if k in ("table", "n_validation_models", "n_folds")},
         **(metadata or {}),
     }
-    est.metadata = meta
-    est._prepare()
-    return FitResult(est, anchors, irt, report)
+    return FitResult(_calibrated(est, params, meta), anchors, irt, report)
 
 
 def _calibrate(oof: dict, truth: np.ndarray, s: int, n_models: int, design: str, kappa: float,
