@@ -38,6 +38,7 @@ from tinybench_builder.model import fitting
 from tinybench_builder.model.anchors import AnchorSet, balance_weights, stratified_anchors
 from tinybench_builder.model.design import re_estimates
 from tinybench_builder.model.irt import binarize_scores, fit_abilities
+from tinybench_builder.model.report import chosen_estimator, oof_arrays, true_scores, validation_report
 from tinybench_builder.read import ResponseMatrix
 
 __all__ = ["extend_estimator", "calibrate_items"]
@@ -173,7 +174,7 @@ def extend_estimator(previous: TinyEstimator, matrix: ResponseMatrix, *, n_ancho
                                 "ignored_items": ignored})
     meta = dict(previous.metadata)
     meta.update(metadata or {})
-    meta.update(n_anchors=int(ext.pb.k), n_training_models=int(ext.n), chosen_estimator=fitting.chosen_estimator(report),
+    meta.update(n_anchors=int(ext.pb.k), n_training_models=int(ext.n), chosen_estimator=chosen_estimator(report),
                 validation={k: v for k, v in report.items() if k in ("table", "n_validation_models", "n_folds")},
                 extended_from={"version": previous.version, "design_hash": previous.design_hash,
                                "new_scenarios": new_names})
@@ -262,7 +263,7 @@ def _extension(previous: TinyEstimator, matrix: ResponseMatrix, Y_old: np.ndarra
         previous=previous, Y=Y, Yn=_prepared(Y_new, binarize), theta=theta, pb=pb, anchors=anchors, order=order,
         new_s=[order.index(s) for s in new_scenarios],
         old_params={s: dict(previous.params[s]) for s in previous.scenarios},
-        truth_all=fitting.true_scores(Y, balance, idx, len(order)),
+        truth_all=true_scores(Y, balance, idx, len(order)),
         prior_a=irt_kwargs.get("prior_a", 1.0), prior_b=irt_kwargs.get("prior_b", 3.0),
     )
 
@@ -294,7 +295,7 @@ def _report(ext: _Extension, oof: dict, truth: np.ndarray, params: dict, hr: np.
     """The validation report: the kept scenarios' rows are the previous version's (their estimator did
     not change), the new scenarios' rows and out-of-fold arrays are measured here."""
     previous, order, pb = ext.previous, ext.order, ext.pb
-    report = fitting.validation_report(ext.Y[hr], truth, oof, params, pb, pb.k, seed)
+    report = validation_report(ext.Y[hr], truth, oof, params, pb, pb.k, seed)
     kept_rows = {r["scenario"]: r for r in (previous.metadata.get("validation") or {}).get("table", [])}
     table = []
     for r in report["table"]:
@@ -306,6 +307,6 @@ def _report(ext: _Extension, oof: dict, truth: np.ndarray, params: dict, hr: np.
     report["table"] = table
     new_names = [order[s] for s in ext.new_s]
     oof_cols = [order.index(s) for s in new_names]
-    report["oof"] = fitting.oof_arrays({key: v[..., oof_cols] for key, v in oof.items()}, truth[:, oof_cols],
+    report["oof"] = oof_arrays({key: v[..., oof_cols] for key, v in oof.items()}, truth[:, oof_cols],
                                        params, new_names, models)
     return report

@@ -17,9 +17,9 @@ never seen here):
 6. fit the IRT model and the regression once more on all training models: the shipped
    estimator.
 
-:func:`validation_report` measures every component (random-k, irt, p-IRT, gp-IRT, the
-design- and model-based estimates and the final score), rank correlation and interval
-coverage on the out-of-fold estimates, i.e. on models that neither fit saw.
+:func:`tinybench_builder.model.report.validation_report` measures every component (random-k, irt,
+p-IRT, gp-IRT, the design- and model-based estimates and the final score), rank correlation and
+interval coverage on the out-of-fold estimates, i.e. on models that neither fit saw.
 """
 
 from __future__ import annotations
@@ -28,17 +28,17 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 import numpy as np
-from scipy.stats import norm, spearmanr
 
 from tinybench_builder import __version__
 from tinybench_builder.errors import BuildError
-from tinybench_builder.model.anchors import AnchorSet, balance_weights, cluster_anchors, random_anchors, stratified_anchors
-from tinybench_builder.model.calibrate import choose_lambda, coverage, interval_scale, model_part_scale, scenario_composite
+from tinybench_builder.model.anchors import AnchorSet, balance_weights, cluster_anchors, stratified_anchors
+from tinybench_builder.model.calibrate import choose_lambda, interval_scale, model_part_scale
 from tinybench_builder.model.design import fixed_design, re_estimates
 from tinybench_builder.estimator import TinyEstimator, gp_blend
 from tinybench_builder.model.irt import IRTModel
 from tinybench_builder.model.memory import keep_freed_blocks
 from tinybench_builder.model.partial import fit_growth, partial_components, partial_masks
+from tinybench_builder.model.report import chosen_estimator, dense_rows, oof_arrays, true_scores, validation_report
 from tinybench_builder.progress import bar
 from tinybench_builder.params import ANCHORS, DESIGN, DIMS, N_SEEDS, SEED, check_binarize
 from tinybench_builder.read import CompactScores, ResponseMatrix, row_chunks
@@ -66,34 +66,6 @@ class FitResult:
     anchors: AnchorSet
     irt: IRTModel
     report: dict = field(default_factory=dict)
-
-
-def true_scores(Y, balance: np.ndarray, scenario_index: np.ndarray, n_scenarios: int) -> np.ndarray:
-    """Full scores (n, S): balance-weighted mean over each model's evaluated items.
-
-    ``Y``: a float matrix (NaN = not evaluated) or :class:`CompactScores`; taken in blocks of
-    rows (each model's mean is its own row's)."""
-    n, N = Y.shape
-    out = np.empty((n, n_scenarios))
-    for sl in row_chunks(n, N):
-        Yb = _rows(Y, sl)
-        obs = ~np.isnan(Yb)
-        Yf = np.where(obs, Yb, 0.0)
-        for s in range(n_scenarios):
-            m = scenario_index == s
-            w = balance[m] * obs[:, m]
-            tot = w.sum(1)
-            out[sl, s] = np.where(tot > 0, (w * Yf[:, m]).sum(1) / np.where(tot > 0, tot, 1), np.nan)
-    return out
-
-
-def _rows(Y, rows, cols=None) -> np.ndarray:
-    """Float64 scores (NaN = not evaluated) of ``rows`` (x ``cols``) of a float matrix or of
-    :class:`CompactScores`."""
-    if isinstance(Y, CompactScores):
-        return Y.dense(rows, cols)
-    Y = np.asarray(Y, dtype=np.float64)
-    return Y[rows] if cols is None else Y[rows][:, cols]
 
 
 @dataclass
@@ -149,7 +121,7 @@ def _select_kmeans(pb: _Problem, irt: IRTModel, Y: np.ndarray | CompactScores, r
     rows = np.arange(Y.shape[0])
     if len(rows) > max_models:
         rows = np.sort(rng.choice(rows, max_models, replace=False))
-    Y = _rows(Y, rows)  # at most max_models rows
+    Y = dense_rows(Y, rows)  # at most max_models rows
     truth = true_scores(Y, pb.balance, pb.scen_idx, pb.S)
     best, best_mae, maes = None, np.inf, []
     for _ in range(pb.n_seeds):
@@ -556,142 +528,3 @@ def _calibrate(oof: dict, truth: np.ndarray, s: int, n_models: int, design: str,
         sets.append((pget, pt))
     out["interval_scale"] = model_part_scale(sets, a, out, n_models, n_anchors)
     return out
-
-
-def _mb(oof: dict, s: int, p: dict) -> np.ndarray:
-    """The model-based estimate of scenario ``s`` (out-of-fold), as the estimator mixes it."""
-    return p["pirt_weight"] * oof["pirt"][:, s] + (1 - p["pirt_weight"]) * oof["ridge"][:, s]
-
-
-def scored(oof: dict, params: dict, scen_names) -> tuple[np.ndarray, np.ndarray]:
-    """The final score (n, S) and its standard error, as the shipped estimator computes them."""
-    score, se = np.empty_like(oof["pirt"]), np.empty_like(oof["pirt"])
-    for s, name in enumerate(scen_names):
-        p = params[name]
-        if p["method"] == "composite":
-            score[:, s], se[:, s], _ = scenario_composite(
-                oof["db"][:, s], oof["se_db"][:, s], _mb(oof, s, p), p, p["interval_scale"],
-                answered=oof["answered"][:, s] if "n_anchors" in oof else None,
-                n_anchors=oof["n_anchors"][s] if "n_anchors" in oof else 0.0)
-        else:
-            score[:, s], se_gp = gp_blend(oof["irt"][:, s], oof["pirt"][:, s], oof["se_irt"][:, s],
-                                          oof["se_pirt"][:, s], p["lambda"])
-            se[:, s] = p["interval_scale"] * se_gp
-    # a full score lies in [0, 1] (the estimator clips it too)
-    return np.clip(score, 0.0, 1.0), se
-
-
-def random_baseline(Y, truth: np.ndarray, balance, scen, k: int, seed: int, draws: int = 50) -> np.ndarray:
-    """MAE per scenario of the balance-weighted mean of k random items (mean over draws).
-
-    ``Y``: a float matrix (NaN = not evaluated) or :class:`CompactScores`; only the drawn
-    items' columns are read."""
-    scen_names = list(dict.fromkeys(scen))
-    n = Y.shape[0]
-    rng = np.random.default_rng(seed + 7919)
-    errs = np.zeros(len(scen_names))
-    for _ in range(draws):
-        a = random_anchors(k, balance, scen, seed=int(rng.integers(2**31)))
-        for s, name in enumerate(scen_names):
-            m = np.array([scen[p] == name for p in a.positions])
-            pos = a.positions[m]
-            Yp = _rows(Y, slice(0, n), pos)
-            obs = ~np.isnan(Yp)
-            w = balance[pos] * obs
-            est = (w * np.where(obs, Yp, 0.0)).sum(1) / np.maximum(w.sum(1), 1e-12)
-            errs[s] += np.nanmean(np.abs(est - truth[:, s])) / draws
-    return errs
-
-
-def validation_report(Yv, truth, oof, params, pb: _Problem, k, seed) -> dict:
-    """MAE of random-k and of every component, Spearman and coverage of the score, per scenario."""
-    z = norm.ppf(0.975)
-    rand = random_baseline(Yv, truth, pb.balance, pb.scen, k, seed)
-    # random_baseline orders scenarios by first appearance; map to ours
-    rand_by = dict(zip(dict.fromkeys(pb.scen), rand))
-    score, se = scored(oof, params, pb.scen_names)
-    rows = []
-    for s, name in enumerate(pb.scen_names):
-        # the models evaluated on this scenario (a bundle's sources may cover different models)
-        ok = np.isfinite(truth[:, s])
-        t = truth[ok, s]
-        p = params[name]
-        gp, _ = gp_blend(oof["irt"][ok, s], oof["pirt"][ok, s], oof["se_irt"][ok, s], oof["se_pirt"][ok, s],
-                         p["lambda"])
-
-        def mae(x, t=t):
-            return float(np.nanmean(np.abs(x - t)))
-
-        rho = spearmanr(score[ok, s], t).statistic if len(t) > 2 and np.std(t) > 0 else float("nan")
-        row = {"scenario": name, "models": int(len(t)), "random": float(rand_by[name]),
-               "irt": mae(oof["irt"][ok, s]), "pirt": mae(oof["pirt"][ok, s]), "gpirt": mae(gp),
-               "db": mae(oof["db"][ok, s]), "score": mae(score[ok, s]), "spearman": float(rho),
-               "coverage": coverage(score[ok, s], z * se[ok, s], t), "ci_width": float(np.mean(2 * z * se[ok, s])),
-               "method": p["method"], "lambda": p["lambda"], "interval_scale": p["interval_scale"]}
-        if p["method"] == "composite":
-            row["mb"] = mae(_mb(oof, s, p)[ok])
-            row["pirt_weight"] = p["pirt_weight"]
-        rows.append(row)
-    return {"table": rows}
-
-
-def chosen_estimator(report: dict) -> dict:
-    """What ``score`` is and why, for ``estimator.json``: the method per scenario with its
-    out-of-fold MAE next to every component's (and random-k's)."""
-    out = {}
-    for r in report.get("table", []):
-        keys = [k for k in ("random", "irt", "pirt", "gpirt", "db", "mb", "score") if k in r]
-        out[r["scenario"]] = {
-            "method": r["method"],
-            "why": ("composite of the design-based estimate (unbiased for any model) and the model-based one, "
-                    "weighted by their errors; out-of-fold MAE below" if r["method"] == "composite"
-                    else "gp-IRT (the original method's anchors); out-of-fold MAE below"),
-            "oof_mae": {k: r[k] for k in keys}, "oof_coverage": r["coverage"],
-            "validation_models": r["models"],
-        }
-    return out
-
-
-def oof_arrays(oof, truth, params, scen_names, models) -> dict:
-    """Out-of-fold per-model estimates for plots: lists (models x scenarios), NaN as None.
-
-    ``{"scenarios", "models", "truth", "score", "ci_low", "ci_high"}``, computed as the
-    shipped estimator does.
-    """
-    score, se = scored(oof, params, scen_names)
-    half = norm.ppf(0.975) * se
-
-    def rows(a):
-        return [[None if not np.isfinite(v) else float(v) for v in r] for r in np.asarray(a, dtype=np.float64)]
-
-    return {
-        "scenarios": list(scen_names), "models": list(models), "truth": rows(truth), "score": rows(score),
-        "ci_low": rows(np.clip(score - half, 0.0, 1.0)), "ci_high": rows(np.clip(score + half, 0.0, 1.0)),
-    }
-
-
-def report_markdown(report: dict) -> str:
-    """The validation table as Markdown."""
-    folds = report.get("n_folds", 1)
-    how = f"{folds}-fold cross-fitting" if folds > 1 else "a held-out split"
-    lines = [
-        (f"Validation on {report.get('n_validation_models', '?')} training models, each estimated by "
-         f"{how}: the IRT fit and the regression never saw it (IRT dimension D = {report.get('n_dims', '?')}). "
-         "MAE of the full-score estimate (score: the estimate to read; irt, p-IRT, gp-IRT: the tinyBenchmarks "
-         "components); Spearman rank correlation and coverage of the 95% interval of the score."),
-        "",
-        "| scenario | models | random-k | irt | p-IRT | gp-IRT | score | Spearman | coverage |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for r in report["table"]:
-        score = r.get("score", r.get("gpirt"))
-        lines.append(
-            f"| {r['scenario']} | {r['models']} | {r['random']:.4f} | {r['irt']:.4f} | {r['pirt']:.4f} | "
-            f"{r['gpirt']:.4f} | {score:.4f} | {r['spearman']:.3f} | {r['coverage']:.0%} |"
-        )
-    lines.append("")
-    lines.append(
-        "The same estimates chose the blend weights and the interval scale (a few numbers per scenario), "
-        "so these numbers are slightly optimistic; random-k is the mean of 50 draws of k items."
-    )
-    return "\n".join(lines) + "\n"
