@@ -1203,7 +1203,7 @@ def _row_blocks(n: int, width: int) -> list[slice]:
 
 def _map_abilities(Yf, obs, A, b, mean, prec, n_newton: int = 25):
     """Vectorised damped Newton for the MAP ability of each row; Laplace covariance."""
-    n, D = Yf.shape[0], A.shape[1]
+    n = Yf.shape[0]
     W = obs.astype(np.float64)
     theta = np.tile(mean, (n, 1))
 
