@@ -1582,8 +1582,10 @@ class TinyEstimator:
 
     def __setattr__(self, name: str, value: Any) -> None:
         if not name.startswith("_"):
-            raise AttributeError(f"TinyEstimator.{name} is read-only: derive a changed estimator with "
-                                 f"est.replace({name}=...)")
+            fields = [f.name for f in dataclasses.fields(Design)]
+            how = (f"derive a changed estimator with est.replace({name}=...)" if name in fields
+                   else f"derive a changed estimator with est.replace(...) (the fields of Design: {', '.join(fields)})")
+            raise AttributeError(f"TinyEstimator.{name} is read-only: {how}")
         object.__setattr__(self, name, value)
 
     @classmethod
@@ -1600,7 +1602,7 @@ class TinyEstimator:
     def replace(self, **changes: Any) -> "TinyEstimator":
         """A new estimator with ``changes`` (fields of :class:`Design`) applied, checked again:
         ``est.replace(ridge_coef=coef, params={...}, metadata={...})`` (:meth:`Design.replace`)."""
-        return TinyEstimator.from_design(self._design.replace(**changes))
+        return type(self).from_design(self._design.replace(**changes))
 
     def __repr__(self) -> str:
         return f"TinyEstimator({self._design!r})"
