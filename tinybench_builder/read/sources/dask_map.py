@@ -38,7 +38,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence, cast
 
-from tinybench_builder.errors import ClusterError, WaitTimeout
+from tinybench_builder.errors import ClusterError, WaitTimeout, nested_too_deeply
 from tinybench_builder.params import env_seconds
 from tinybench_builder.read.sources import ModelUnavailable, SourceError
 from tinybench_builder.read.sources._common import ModelPart, ReadFailed, Unit, UnitFailure, describe_error, read_unit
@@ -259,7 +259,8 @@ class _InputError:
 
 def _read_task(unit: Unit) -> list[ModelPart] | _InputError | UnitFailure:
     try:
-        return read_unit(unit)
+        with nested_too_deeply(unit.source, SourceError):  # bad input (a structure too deep), named
+            return read_unit(unit)
     except SourceError as exc:
         return _InputError(str(exc))
     except ModelUnavailable as exc:
