@@ -19,14 +19,14 @@ from tinybench_builder.cli._args import add_common
 from tinybench_builder.cli._run import command
 from tinybench_builder.progress import get_logger
 from tinybench_builder.read import FORMATS, IngestResult, ingest_with_report
-from tinybench_builder.read import MatrixFormatError, ResponseMatrix
+from tinybench_builder.read import MAX_PARQUET_COLUMNS, MatrixFormatError, ResponseMatrix
 from tinybench_builder.read import SourceError
 from tinybench_builder.read import UnitFailure
 
 _log = get_logger(__name__)
 
 __all__ = ["register", "add_ingest_arguments", "run_ingest", "INGEST_EPILOG", "read_hub_models", "write_failures",
-           "write_matrix", "failures_text", "failures_path", "FAILED_HEADER"]
+           "write_matrix", "check_width", "same_command", "failures_text", "failures_path", "FAILED_HEADER"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -47,7 +47,11 @@ def add_ingest_arguments(parser: argparse.ArgumentParser) -> None:
                         help="evaluation outputs: files or folders (lm-eval logs, leaderboard details, "
                              "AlpacaEval results, HELM runs, legacy pickle, score tables)")
     parser.add_argument("--out", required=True, metavar="FILE.parquet",
-                        help="where to write the wide score table (models x items)")
+                        help="where to write the score table (models x items; .parquet or .csv)")
+    parser.add_argument("--layout", choices=["wide", "long"], default="wide",
+                        help="wide: one row per model, one column per item (default); long: columns model, item, "
+                             "score, one row per evaluated pair, for matrices too wide for a wide parquet table "
+                             f"(over {MAX_PARQUET_COLUMNS:,} items); fit, build and estimate read both")
     parser.add_argument("--task", default=None, metavar="NAME",
                         help="task/benchmark to read (lm-eval task or group, arc|hellaswag|mmlu|truthfulqa|"
                              "winogrande|gsm8k for leaderboard v1, AlpacaEval annotator, HELM run group, pickle entry)")
@@ -161,7 +165,9 @@ def run_ingest(args: argparse.Namespace) -> int:
     matrix = result.matrix
     failed_file: Path | None = None
     if matrix is not None:
-        failed_file, problem = write_matrix(matrix, out, result.failures)
+        layout = getattr(args, "layout", "wide")
+        check_width(matrix, out, layout, args)
+        failed_file, problem = write_matrix(matrix, out, result.failures, layout)
         items_out = getattr(args, "items_out", None)
         if items_out and matrix.item_info is not None:
             write_item_info(matrix.item_info, items_out)
@@ -177,7 +183,38 @@ def run_ingest(args: argparse.Namespace) -> int:
     return 0
 
 
-def write_matrix(matrix: ResponseMatrix, out: Path, failures: Sequence[UnitFailure]) -> tuple[Path | None, str | None]:
+def check_width(matrix: ResponseMatrix, out: Path, layout: str, args: argparse.Namespace) -> None:
+    """Refuse a wide parquet ``out`` of more than :data:`MAX_PARQUET_COLUMNS` items, giving the
+    command that works: the same with ``--layout long`` (or a wide CSV)."""
+    from tinybench_builder.read import table_format
+
+    n_items = matrix.shape[1]
+    if layout != "wide" or table_format(out) != "parquet" or n_items <= MAX_PARQUET_COLUMNS:
+        return
+    raise SourceError(f"{out}: {n_items:,} items are too many columns for a wide parquet table (parquet keeps "
+                      f"metadata per column: writing and reading it takes GBs; at most {MAX_PARQUET_COLUMNS:,}), "
+                      f"although the matrix is {matrix.shape[0] * n_items * 8 / 2**20:,.0f} MiB: write the long "
+                      "table instead, one row per model and item, which fit, build and estimate read in bounded "
+                      f"memory: {same_command(args, layout='long')}; or write CSV instead (--out ending in .csv)")
+
+
+def same_command(args: argparse.Namespace, **changes: str) -> str:
+    """The ``ingest`` command of ``args`` (its sources and the options given), with ``changes``
+    (``layout="long"`` -> ``--layout long``): what to run instead, printed in a message."""
+    import shlex
+
+    words = ["python", "-m", "tinybench_builder", "ingest", *map(str, args.sources)]
+    values = {**{k: getattr(args, k, None) for k in ("out", "task", "metric", "filter", "content", "items_out",
+                                                     "format", "hub_models", "hub_cache", "workers", "scheduler",
+                                                     "jobs")}, **changes}
+    for key, value in values.items():
+        if value is not None:
+            words += [f"--{key.replace('_', '-')}", str(value)]
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def write_matrix(matrix: ResponseMatrix, out: Path, failures: Sequence[UnitFailure],
+                 layout: str = "wide") -> tuple[Path | None, str | None]:
     """Write ``matrix`` to ``out`` and bring ``<out stem>.failed.txt`` along: the list of ``failures``,
     or no file at all (an earlier list removed) when every model was read.
 
@@ -193,10 +230,10 @@ def write_matrix(matrix: ResponseMatrix, out: Path, failures: Sequence[UnitFailu
     try:
         update.prepare()
     except OSError as exc:  # a link or someone's file appeared there after the check: the matrix still counts
-        matrix.write(out)
+        matrix.write(out, layout=layout)
         return None, str(exc)
     with update:  # an error writing the matrix discards the prepared list
-        matrix.write(out)
+        matrix.write(out, layout=layout)
         try:
             return update.commit(), None
         except OSError as exc:

@@ -326,19 +326,37 @@ class ResponseMatrix:
         except MatrixFormatError as exc:
             raise _naming(path, exc) from None
 
-    def write(self, path: str | os.PathLike) -> Path:
-        """Write the wide table atomically (parquet, or CSV by extension); the file gets the
-        permissions of the user's umask."""
+    def write(self, path: str | os.PathLike, layout: str = "wide") -> Path:
+        """Write the table atomically (parquet, or CSV by extension); the file gets the
+        permissions of the user's umask. ``layout``: ``"wide"`` (a ``model`` column, one column
+        per item) or ``"long"`` (``model, item, score``, one row per evaluated pair:
+        :func:`~tinybench_builder.read.long_table.write_long`, bounded memory whatever the width;
+        the readers take either)."""
         from tinybench_builder.files import atomic_output
 
         path = Path(path)
         kind = table_format(path)
+        if layout not in ("wide", "long"):
+            raise MatrixFormatError(f"{path}: layout must be 'wide' or 'long', got {layout!r}")
         n, N = self.shape
-        if kind == "parquet" and N > MAX_PARQUET_COLUMNS:
+        if layout == "wide" and kind == "parquet" and N > MAX_PARQUET_COLUMNS:
             raise MatrixFormatError(
                 f"{path}: {N:,} items are too many columns for a wide parquet table (parquet keeps metadata per "
-                f"column: writing and reading it takes GBs); at most {MAX_PARQUET_COLUMNS:,}: write CSV instead (a "
+                f"column: writing and reading it takes GBs); at most {MAX_PARQUET_COLUMNS:,}: write the long table "
+                "instead (one row per model and item, which fit, build and estimate read in bounded memory: "
+                "`ingest ... --layout long`, ResponseMatrix.write(path, layout='long')), or write CSV instead (a "
                 "name ending in .csv)")
+        if layout == "long":
+            from tinybench_builder.read.long_table import write_long
+
+            try:
+                with atomic_output(path) as tmp:
+                    write_long(tmp, self.models, self.items, self.score_rows, kind)
+            except MemoryError as exc:
+                detail = one_line(str(exc), 200) or "an allocation failed"
+                raise OutOfMemory(f"{path}: out of memory while writing the table ({detail}); nothing was "
+                                  "written") from exc
+            return path
         try:  # the temporary file is removed on any error, out of memory included
             if kind == "parquet" and n * N > BIG_TABLE_CELLS:
                 # a big matrix: row groups of a few hundred models, never the whole float64 frame
