@@ -13,9 +13,9 @@ order unless ``--shuffle``) into ``--workdir`` (a temporary folder by default, r
 end), then runs ``python -m tinybench_builder ingest`` on it in a fresh process, optionally under
 ``prlimit --as=CAP`` so that a run that needs more never takes the machine down (it then fails
 with the out-of-memory exit status instead). The peak resident memory of that process
-(``ru_maxrss`` from ``wait4``) is reported, with the matrix size (models x items x 8 bytes),
-their ratio and the ratio of what the table added to a baseline run of the same command on a
-10 x 10 table (the interpreter and its libraries). The matrix written is checked against the
+(``ru_maxrss`` from ``wait4``, in a small launcher: see :data:`_LAUNCH`) is reported, with the
+matrix size (models x items x 8 bytes), their ratio and the ratio of what the table added to a
+baseline run of the same command on a 10 x 10 table (the interpreter and its libraries). The matrix written is checked against the
 generator (shape and a digest of the scores).
 
 ``--outputs`` chooses what the ingest writes, one run each: ``parquet`` (the wide table, the
@@ -119,21 +119,27 @@ def run_read_back(out: Path, cap: int | None) -> dict:
     return _measured([sys.executable, "-c", _READ_BACK, str(out)], cap)
 
 
+#: runs argv[2:] and writes its ru_maxrss (KiB) to argv[1]: a child's peak RSS counts the RSS of
+#: the process it was forked from (Linux copies the old memory's high-water mark at exec, vfork
+#: too), so the command is forked from this small launcher (~10 MiB), not from the benchmark,
+#: which holds the table it generated (a 3 x 1,000,000 table left ~440 MiB in every peak)
+_LAUNCH = ("import os, sys\npid = os.fork()\nif pid == 0:\n    os.execvp(sys.argv[2], sys.argv[2:])\n"
+           "_, status, usage = os.wait4(pid, 0)\nopen(sys.argv[1], 'w').write(str(usage.ru_maxrss))\n"
+           "sys.exit(os.waitstatus_to_exitcode(status))\n")
+
+
 def _measured(cmd: list[str], cap: int | None) -> dict:
-    """Run ``cmd`` (under ``prlimit --as=cap``): exit status, seconds, peak RSS (``wait4``), last lines."""
+    """Run ``cmd`` (under ``prlimit --as=cap``): exit status, seconds, peak RSS (``wait4`` in a
+    launcher, see :data:`_LAUNCH`), last lines."""
     if cap:
         cmd = ["prlimit", f"--as={cap}", *cmd]
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - t0
-    assert proc.stdout is not None and proc.stderr is not None  # both are pipes
-    stdout, stderr = proc.stdout.read(), proc.stderr.read()
-    proc.stdout.close()
-    proc.stderr.close()
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return {"status": proc.returncode, "seconds": round(seconds, 1), "peak_mib": round(usage.ru_maxrss / 1024, 1),
-            "stderr": stderr.strip().splitlines()[-3:], "stdout": stdout.strip().splitlines()[:1]}
+    with tempfile.NamedTemporaryFile("r", suffix=".maxrss") as rss:
+        t0 = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-c", _LAUNCH, rss.name, *cmd], capture_output=True, text=True)
+        seconds = time.perf_counter() - t0
+        peak_kib = int(rss.read().strip() or 0)
+    return {"status": proc.returncode, "seconds": round(seconds, 1), "peak_mib": round(peak_kib / 1024, 1),
+            "stderr": proc.stderr.strip().splitlines()[-3:], "stdout": proc.stdout.strip().splitlines()[:1]}
 
 
 def _digest_of(out: Path) -> tuple[tuple[int, int], str]:
