@@ -227,6 +227,7 @@ def main(argv: list[str] | None = None) -> int:
                 "rows": args.models * args.items, "table_mib": round(table.stat().st_size / (1 << 20), 1),
                 "matrix_mib": round(matrix_mib, 1), "cap": args.cap, "status": run["status"],
                 "seconds": run["seconds"], "peak_mib": run["peak_mib"], "baseline_peak_mib": base["peak_mib"],
+                "read_baseline_peak_mib": base_read["peak_mib"],
                 "peak_over_matrix": round(run["peak_mib"] / matrix_mib, 2),
                 "added_over_matrix": round((run["peak_mib"] - base["peak_mib"]) / matrix_mib, 2),
                 "table_written_s": round(made, 1), "load": os.getloadavg()[0], "stderr": run["stderr"],
@@ -234,8 +235,7 @@ def main(argv: list[str] | None = None) -> int:
             if run["status"] == 0:
                 row["out_mib"] = round(out.stat().st_size / (1 << 20), 1)
                 back = run_read_back(out, args.cap)
-                row.update(read_status=back["status"], read_seconds=back["seconds"], read_peak_mib=back["peak_mib"],
-                           read_baseline_peak_mib=base_read["peak_mib"])
+                row.update(read_status=back["status"], read_seconds=back["seconds"], read_peak_mib=back["peak_mib"])
                 if not args.no_check and back["status"] == 0:
                     shape, got = _digest_of(out)
                     row["checked"] = shape == (args.models, args.items) and (args.shuffle or got == want)
