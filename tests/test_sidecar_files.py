@@ -146,7 +146,7 @@ def test_a_failed_write_of_the_output_leaves_the_earlier_list(failing, monkeypat
     before = (out.read_bytes(), (out.parent / "bio.failed.txt").read_text())
     monkeypatch.setattr(_common, "read_unit", read_unit)
 
-    def full_disk(self, path):
+    def full_disk(self, path, layout="wide"):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(ResponseMatrix, "write", full_disk)
