@@ -33,6 +33,7 @@ SLOW_TESTS = {
     "test_release.py::test_release_script_help_and_errors_without_traceback",
     "test_ingest_engine.py::test_hub_models_on_the_local_pool_and_a_corrupt_file_on_the_hub",
     "test_out_of_memory.py::test_ingest_of_a_table_too_wide_for_parquet_is_one_error_line",
+    "test_long_output.py::test_the_wide_parquet_refusal_gives_the_long_table_and_its_command",
 }
 #: fixtures of the loopback Hub: a test that takes one starts the real clients in new processes
 HUB_FIXTURES = {"hub_server", "hub_env"}
