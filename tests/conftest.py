@@ -60,3 +60,19 @@ def hub_env(hub_server, tmp_path):
     HF_HOME=<tmp>, HF_TOKEN=HUB_TOKEN, no HF_HUB_OFFLINE. For offline runs use
     ``{**hub_env, "HF_HUB_OFFLINE": "1"}`` (same HF_HOME = same cache)."""
     return hub_server.client_env(tmp_path / "hf_home", token=HUB_TOKEN)
+
+
+@pytest.fixture
+def package_log(caplog):
+    """``caplog`` for the package's messages. The package logger has its own handler and does not
+    propagate (one line per message where the root logger has handlers too), so pytest's handler,
+    which sits on the root logger, is attached to it here for the test's length."""
+    import logging
+
+    logger = logging.getLogger("tinybench_builder")
+    logger.addHandler(caplog.handler)
+    try:
+        with caplog.at_level(logging.DEBUG, logger="tinybench_builder"):
+            yield caplog
+    finally:
+        logger.removeHandler(caplog.handler)

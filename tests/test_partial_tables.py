@@ -52,16 +52,15 @@ def _write(frame, path):
 
 @pytest.mark.parametrize("ext", [".parquet", ".csv"])
 @pytest.mark.parametrize("unknown", [(), ("notes", "run_date")], ids=["items", "items+unknown"])
-def test_the_cli_reads_the_anchors_there_and_names_the_columns_not_used(fitted, tmp_path, ext, unknown, caplog):
+def test_the_cli_reads_the_anchors_there_and_names_the_columns_not_used(fitted, tmp_path, ext, unknown, package_log):
     d, est, frame = fitted
     table, anchors, others = _columns(est, frame, 4, 6, unknown)
     mixed = _write(table, tmp_path / f"mixed{ext}")
     only = _write(frame[anchors], tmp_path / f"only{ext}")
-    with caplog.at_level(logging.WARNING, logger="tinybench_builder"):
-        got = estimate_table(d / "tiny", mixed)
+    got = estimate_table(d / "tiny", mixed)
     want = estimate_table(d / "tiny", only)
     pd.testing.assert_frame_equal(got, want, check_exact=True)  # the anchors alone, to the bit
-    said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    said = [r.getMessage() for r in package_log.records if r.levelno == logging.WARNING]
     assert len(said) == 1, said
     assert str(mixed) in said[0] and f"{len(others) + len(unknown)} column(s) not used" in said[0], said[0]
     assert repr(others[0]) in said[0] and f"4 of the {K} anchors" in said[0], said[0]
@@ -96,7 +95,7 @@ def test_the_api_reads_them_the_same_way(fitted, tmp_path):
     assert list(cli["score"]) == pytest.approx([r["score"] for r in got], abs=1e-12)
 
 
-def test_full_rows_and_anchor_subsets_say_nothing_and_do_not_change(fitted, tmp_path, caplog):
+def test_full_rows_and_anchor_subsets_say_nothing_and_do_not_change(fitted, tmp_path, package_log):
     d, est, frame = fitted
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no warning: a full row and a subset of the anchors are as before
@@ -105,10 +104,9 @@ def test_full_rows_and_anchor_subsets_say_nothing_and_do_not_change(fitted, tmp_
         part = est.estimate(frame[est.anchor_ids[:3]])
     assert part == est.estimate(np.where(np.isin(est.anchor_ids, est.anchor_ids[:3]), frame[est.anchor_ids].to_numpy(),
                                          np.nan))
-    with caplog.at_level(logging.WARNING, logger="tinybench_builder"):
-        estimate_table(d / "tiny", _write(frame, tmp_path / "full.parquet"))
-        estimate_table(d / "tiny", _write(frame[est.anchor_ids[:3]], tmp_path / "part.parquet"))
-    assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
+    estimate_table(d / "tiny", _write(frame, tmp_path / "full.parquet"))
+    estimate_table(d / "tiny", _write(frame[est.anchor_ids[:3]], tmp_path / "part.parquet"))
+    assert [r for r in package_log.records if r.levelno >= logging.WARNING] == []
 
 
 @pytest.mark.parametrize("what", ["others", "unknown"])
@@ -127,13 +125,12 @@ def test_labels_without_a_single_anchor_are_refused_by_both(fitted, tmp_path, wh
         estimate_table(d / "tiny", path)
 
 
-def test_a_long_table_follows_the_same_rule(fitted, tmp_path, caplog):
+def test_a_long_table_follows_the_same_rule(fitted, tmp_path, package_log):
     d, est, frame = fitted
     table, anchors, others = _columns(est, frame, 4, 2)
     long = table.reset_index().melt(id_vars="model", var_name="item", value_name="score")
     long.to_csv(tmp_path / "long.csv", index=False)
-    with caplog.at_level(logging.WARNING, logger="tinybench_builder"):
-        got = estimate_table(d / "tiny", tmp_path / "long.csv")
+    got = estimate_table(d / "tiny", tmp_path / "long.csv")
     pd.testing.assert_frame_equal(got, estimate_table(d / "tiny", _write(frame[anchors], tmp_path / "a.csv")),
                                   check_exact=True)
-    assert any("2 item(s) not used" in r.getMessage() for r in caplog.records), [r.getMessage() for r in caplog.records]
+    assert any("2 item(s) not used" in r.getMessage() for r in package_log.records), [r.getMessage() for r in package_log.records]
