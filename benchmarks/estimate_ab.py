@@ -11,7 +11,8 @@ the same saved estimator and the same simulated models, on one BLAS thread (what
 anchor answered (``single``), one call per model with 30% of the anchors unanswered
 (``partial``), and one batched call (``batched``); wall time (``perf_counter``) and the process's
 CPU time (``process_time``, less sensitive to the other processes on the machine). The table
-gives, per code, the median over all turns and the spread (the lowest and highest turn median).
+gives, per code, the median over all turns and the spread (the lowest and highest turn median),
+and the median of the rounds' ratios new / old (a round's two turns run one after the other).
 
 The estimator (400 models x 28,659 items simulated from a 2-D 2PL, k = 100, seed 0, the shape of
 :mod:`benchmarks.speed`) is fitted once by the new code into ``--folder`` when that folder does not
@@ -86,7 +87,9 @@ def _run(code: str, checkout: Path, *args: str) -> str:
 
 def summarize(turns: dict[str, list[dict]]) -> dict[str, dict[str, tuple[float, float, float]]]:
     """Per code and measure (``single_wall``, ...): (median over every repeat of every turn, lowest
-    turn median, highest turn median), in ms per model."""
+    turn median, highest turn median), in ms per model; and under ``"paired"`` per measure: the
+    median, lowest and highest of the rounds' ratios new / old (each round's two turns ran one
+    after the other, so the ratio is the least disturbed by the load changing)."""
     out: dict[str, dict[str, tuple[float, float, float]]] = {}
     for name, runs in turns.items():
         out[name] = {}
@@ -96,21 +99,28 @@ def summarize(turns: dict[str, list[dict]]) -> dict[str, dict[str, tuple[float, 
                 medians = [statistics.median(r[key]) for r in runs]
                 every = [x for r in runs for x in r[key]]
                 out[name][key] = (statistics.median(every), min(medians), max(medians))
+    out["paired"] = {}
+    for kind in KINDS:
+        for clock in CLOCKS:
+            key = f"{kind}_{clock}"
+            ratios = [statistics.median(n[key]) / statistics.median(o[key]) for o, n in zip(turns["old"], turns["new"])]
+            out["paired"][key] = (statistics.median(ratios), min(ratios), max(ratios))
     return out
 
 
 def table(summary: dict[str, dict[str, tuple[float, float, float]]], rounds: int) -> str:
     """The Markdown table: one row per measure, old and new side by side, and new / old."""
-    old, new = summary["old"], summary["new"]
-    lines = [f"| estimate, ms per model ({rounds} turns each) | old | new | new / old |", "|---|---:|---:|---:|"]
+    old, new, paired = summary["old"], summary["new"], summary["paired"]
+    lines = [f"| estimate, ms per model ({rounds} turns each) | old | new | new / old, by round |",
+             "|---|---:|---:|---:|"]
     what = {"single": "one call per model, all anchors", "partial": "one call per model, 30% unanswered",
             "batched": "one batched call"}
     for kind in KINDS:
         for clock in CLOCKS:
             key = f"{kind}_{clock}"
-            o, n = old[key], new[key]
+            o, n, p = old[key], new[key], paired[key]
             lines.append(f"| {what[kind]}, {clock} | {o[0]:.2f} ({o[1]:.2f}-{o[2]:.2f}) | "
-                         f"{n[0]:.2f} ({n[1]:.2f}-{n[2]:.2f}) | {n[0] / o[0]:.2f} |")
+                         f"{n[0]:.2f} ({n[1]:.2f}-{n[2]:.2f}) | {p[0]:.2f} ({p[1]:.2f}-{p[2]:.2f}) |")
     return "\n".join(lines)
 
 
@@ -142,14 +152,15 @@ def main(argv: list[str] | None = None) -> int:
             turns[name].append(res)
             if args.out:
                 with args.out.open("a", encoding="utf-8") as fh:
-                    fh.write(json.dumps({"round": i + 1, "code": name, "load": os.getloadavg()[0], **res}) + "\n")
+                    fh.write(json.dumps({"round": i + 1, "turn": name, "load": os.getloadavg()[0], **res}) + "\n")
             print(f"round {i + 1} {name}: single {statistics.median(res['single_wall']):.2f} ms wall, "
                   f"{statistics.median(res['single_cpu']):.2f} ms cpu", file=sys.stderr)
     md = table(summarize(turns), args.rounds)
     print(f"old: {args.old}\nnew: {args.new}\n\n{md}")
     if args.write_docs:
-        write_section("estimate_ab", md + "\n\nMedian over every timing of every turn; in brackets the lowest "
-                      "and highest turn median.", conditions, title="The estimate, old code against new",
+        write_section("estimate_ab", md + "\n\nold, new: the median over every timing of every turn, in brackets "
+                      "the lowest and highest turn median; new / old: the median of the rounds' ratios (lowest-highest).",
+                      conditions, title="The estimate, old code against new",
                       module="estimate_ab")
     return 0
 
