@@ -158,11 +158,20 @@ def main(argv: list[str] | None = None) -> int:
     md = table(summarize(turns), args.rounds)
     print(f"old: {args.old}\nnew: {args.new}\n\n{md}")
     if args.write_docs:
-        write_section("estimate_ab", md + "\n\nold, new: the median over every timing of every turn, in brackets "
-                      "the lowest and highest turn median; new / old: the median of the rounds' ratios (lowest-highest).",
-                      conditions, title="The estimate, old code against new",
-                      module="estimate_ab")
+        import numpy  # noqa: F401  (loads the BLAS that threadpool_limits limits)
+        from threadpoolctl import threadpool_limits
+
+        # the provenance line reads this process's BLAS threads: say those the timed processes used
+        with threadpool_limits(limits=1, user_api="blas"):
+            write_docs(md, conditions)
     return 0
+
+
+def write_docs(md: str, conditions: Conditions) -> None:
+    """The table into docs/BENCHMARKS.md (section ``estimate_ab``)."""
+    write_section("estimate_ab", md + "\n\nold, new: the median over every timing of every turn, in brackets "
+                  "the lowest and highest turn median; new / old: the median of the rounds' ratios (lowest-highest).",
+                  conditions, title="The estimate, old code against new", module="estimate_ab")
 
 
 if __name__ == "__main__":
