@@ -15,7 +15,8 @@ modules: :mod:`tinybench_builder.inputs`, :mod:`tinybench_builder.safe_pickle`,
 from tinybench_builder.read.compact import CompactScores, row_chunks
 from tinybench_builder.read.csv_table import check_csv_shape
 from tinybench_builder.read.ingest import FORMATS, IncompleteIngest, IngestResult, detect_source, ingest, ingest_with_report
-from tinybench_builder.read.matrix import MatrixFormatError, ResponseMatrix, subscenario_of, table_format
+from tinybench_builder.read.matrix import (MAX_PARQUET_COLUMNS, MatrixFormatError, ResponseMatrix, subscenario_of,
+                                           table_format)
 from tinybench_builder.read.simulate import simulate_responses
 from tinybench_builder.read.sources import ModelUnavailable, SourceError
 from tinybench_builder.read.sources._common import UnitFailure
@@ -28,7 +29,7 @@ from tinybench_builder.read.sources.tables import is_table
 
 __all__ = [
     # the matrix and score tables
-    "ResponseMatrix", "MatrixFormatError", "subscenario_of", "table_format", "check_csv_shape", "is_table",
+    "ResponseMatrix", "MatrixFormatError", "MAX_PARQUET_COLUMNS", "subscenario_of", "table_format", "check_csv_shape", "is_table",
     "simulate_responses",
     # compact storage of big matrices (0/1 scores as bytes, a separate mask) and its row blocks
     "CompactScores", "row_chunks",
