@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 
-from tinybench_builder.registry import REGISTRY, SpecError, load_spec_file, spec_from_mapping
+from tinybench_builder.registry import REGISTRY, SpecError, load_spec_file, registered_spec_path, spec_from_mapping
 from tinybench_builder.registry import specs
 from tinybench_builder.registry.citations import bibliography
 from tinybench_builder.registry.leaderboard_v2 import BBH_CHANCE, MUSR_CHANCE
@@ -185,3 +186,82 @@ def test_the_users_example_spec_still_loads_as_before():
     c = spec.configs[0]
     assert (c.name, c.scenario, c.tiny_split, c.columns, c.content_from) == ("default", "wmdp_bio", "test", (), "local")
     assert (c.harness_task, c.harness_metric, c.renderer) == ("tinyWMDP_bio", "acc", "template")
+
+
+# ------------------------------------------------------------------ a registered file is a spec to copy
+_REGISTERED_ONLY_LINE = re.compile(r"^(original_bench|original_scenario|legacy_scenarios) = .*\n", re.M)
+
+
+def _copied(name: str) -> tuple[str, dict[str, str]]:
+    """``name``'s registered file with the edits the guide names (docs/BUILD.md, *Starting from a
+    registered benchmark*), as a user makes them in an editor; and the task each config gets."""
+    text = registered_spec_path(name).read_text(encoding="utf-8")
+    text = text.replace(f'name = "{name}"', f'name = "mine_{name}"', 1)
+    text = _REGISTERED_ONLY_LINE.sub("", text)
+    tasks = {c.name: f"mine_{c.harness_task}" if c.harness_task else None for c in REGISTRY[name].configs}
+    text = re.sub(r'^task = "(\w+)"$', r'task = "mine_\1"', text, flags=re.M)
+    # a table copied with `from` has no [harness] table in the file: it gets a task line
+    text = re.sub(r'^(\[configs\.(\w+)\]\nfrom = "\w+")$', lambda m: f'{m[1]}\nharness = {{ task = "{tasks[m[2]]}" }}',
+                  text, flags=re.M)
+    return text, tasks
+
+
+@pytest.mark.parametrize("name", list(REGISTRY))
+def test_a_copy_of_a_registered_file_is_a_users_spec(tmp_path, name):
+    """Every registered file, copied and given the guide's three edits, loads as your spec: the same
+    configs (rows, prompts, fit, task settings) as the registered benchmark but for its names."""
+    text, tasks = _copied(name)
+    path = tmp_path / f"mine_{name}.toml"
+    path.write_text(text, encoding="utf-8")
+    mine, registered = load_spec_file(path), REGISTRY[name]
+    assert mine.custom is not None and mine.name == f"mine_{name}" and mine.original_bench is None
+    names_only = {"harness_task": None, "original_scenario": None, "legacy_scenarios": ()}
+    for ours, theirs in zip(mine.configs, registered.configs, strict=True):
+        assert ours.harness_task == tasks[theirs.name], theirs.name
+        from_copy = "from" in specs._read_toml(path).get("configs", {}).get(theirs.name, {})
+        keep = {"original_scenario": theirs.original_scenario, "legacy_scenarios": theirs.legacy_scenarios}
+        assert dataclasses.replace(ours, **names_only) == dataclasses.replace(theirs, **names_only), theirs.name
+        if not from_copy:  # a `from` keeps the registered config's original names: not the file's to write
+            keep = {}
+        assert all(getattr(ours, k) == v for k, v in keep.items()), theirs.name
+    assert dataclasses.replace(mine, name=name, original_bench=registered.original_bench, custom=None,
+                               configs=registered.configs) == registered
+
+
+def test_an_unedited_copy_says_which_line_to_delete(tmp_path):
+    text = registered_spec_path("tinyGSM8k").read_text(encoding="utf-8").replace(
+        'name = "tinyGSM8k"', 'name = "mine"', 1)
+    (tmp_path / "mine.toml").write_text(text, encoding="utf-8")
+    with pytest.raises(SpecError, match=r"mine\.toml: original_bench: .*in a copy of a registered file: delete the "
+                                        r"line"):
+        load_spec_file(tmp_path / "mine.toml")
+    with pytest.raises(SpecError, match=r"'tinyNope' is not a registered tiny benchmark \(registered: tinyMMLU, "):
+        registered_spec_path("tinyNope")
+    assert registered_spec_path("tinyHELM") == specs.REGISTERED_DIR / "tinyHELM.toml"
+
+
+@pytest.mark.slow  # two builds of each
+@pytest.mark.parametrize("name", ["tinyGSM8k", "tinyOpenLLMLeaderboard"])
+def test_a_copy_builds_the_registered_rows_and_fit(tmp_path_factory, name):
+    """Built from the same inputs, the copy (the guide's edits) has the registered build's rows, IRT
+    parameters and validation byte for byte; its estimator differs by the benchmark's names only."""
+    from helpers.builds import all_bytes, anchors_for, built, fast, write_fixture
+    from tinybench_builder.dataset.build import build_benchmark
+
+    registered = all_bytes(built(tmp_path_factory.getbasetemp() / "builds", name))
+    folder = tmp_path_factory.mktemp("copy")
+    responses, content = write_fixture(name, folder / "inputs")
+    text, tasks = _copied(name)
+    (folder / "mine.toml").write_text(text, encoding="utf-8")
+    mine = all_bytes(build_benchmark(load_spec_file(folder / "mine.toml"), responses, content,
+                                     fast(anchors=anchors_for(name), seed=0), out=folder / "out"))
+    data = [p for p in registered if p.endswith(".parquet")]
+    assert len(data) >= 3 * len(REGISTRY[name].configs)  # the tiny split, the pool, the full splits
+    for path in (*data, "irt_parameters.npz", "validation.json", "validation.png", "estimator.py", "adaptive.py"):
+        assert mine[path] == registered[path], path
+    ours, theirs = (json.loads(files["estimator.json"]) for files in (mine, registered))
+    names = ("benchmark", "original_bench", "original_scenarios")  # the original package's names: deleted
+    assert [ours["metadata"].pop(k, None) for k in names][:2] == [f"mine_{name}", None]
+    assert [theirs["metadata"].pop(k) for k in names][:2] == [name, REGISTRY[name].original_bench]
+    assert ours == theirs
+    assert {f"lm_eval/{t}.yaml" for t in tasks.values()} <= set(mine)

@@ -17,12 +17,14 @@ from tinybench_builder.registry.prompts import FULL_SPLIT_RENDERERS, harness_v1_
 from tinybench_builder.registry.leaderboard_v2 import normalization, subscenario_weights
 from tinybench_builder.registry.prompts_v2 import bbh_choices, bbh_subtasks
 from tinybench_builder.registry.specs import (
-    HARNESS_METRICS, LM_EVAL_TINY_TASKS, SpecError, load_spec_file, registered_names, spec_from_mapping,
+    HARNESS_METRICS, LM_EVAL_TINY_TASKS, SpecError, load_spec_file, registered_names, registered_spec_path,
+    spec_from_mapping,
 )
 
 __all__ = [
     "REGISTRY", "BenchmarkSpec", "ConfigSpec", "get_benchmark", "get_by_original", "size_category", "POLO2024_BIBTEX",
     "FULL_SPLIT_RENDERERS", "render_split", "harness_v1_order",
     "normalization", "subscenario_weights", "bbh_choices", "bbh_subtasks",
-    "SpecError", "load_spec_file", "spec_from_mapping", "registered_names", "HARNESS_METRICS", "LM_EVAL_TINY_TASKS",
+    "SpecError", "load_spec_file", "spec_from_mapping", "registered_names", "registered_spec_path",
+    "HARNESS_METRICS", "LM_EVAL_TINY_TASKS",
 ]

@@ -92,6 +92,15 @@ in the ``[harness]`` templates (:func:`tinybench_builder.registry.prompts.templa
 A task name that is one of lm-eval's own tiny tasks is refused in your spec (the registered
 benchmarks' tasks are written with a suffix, :mod:`tinybench_builder.dataset.harness_tasks`).
 
+Starting from a registered benchmark
+------------------------------------
+A registered file is a spec you can copy (:func:`registered_spec_path` gives its path) and change:
+give it your ``name``, delete the ``original_bench``, ``original_scenario`` and
+``legacy_scenarios`` lines (the original tinyBenchmarks package's names, refused in your spec),
+and give each ``[harness]`` table a ``task`` of your own (or delete the line: the default is your
+benchmark's name); it then builds as the registered one does (``tests/test_registry_files.py``).
+For one config of a registered benchmark inside a spec of yours, ``from`` (above) is shorter.
+
 :func:`load_spec_file` reads and checks your file into a
 :class:`~tinybench_builder.registry.entries.BenchmarkSpec`; :func:`load_registered` reads the
 registered ones. The spec travels with what is built from it: the manifest keeps your file's
@@ -117,6 +126,7 @@ from tinybench_builder.registry.entries import (
 from tinybench_builder.registry.prompts import RENDERERS, TEMPLATE_RENDERER, template_problems
 
 __all__ = ["SpecError", "load_spec_file", "spec_from_mapping", "load_registered", "registered_names",
+           "registered_spec_path",
            "REGISTERED_DIR", "HARNESS_OUTPUT_TYPES", "HARNESS_METRICS", "LM_EVAL_TINY_TASKS", "BENCHMARK_KEYS",
            "CONFIG_KEYS", "HARNESS_KEYS", "REGISTERED_ONLY_KEYS"]
 
@@ -474,7 +484,7 @@ def _refuse_registered_only(data: Mapping[str, Any], where: str) -> None:
         only = sorted(REGISTERED_ONLY_KEYS & set(keys if isinstance(keys, Mapping) else ()))
         if only:
             raise SpecError(f"{at}: {', '.join(only)}: the original tinyBenchmarks names are for the "
-                            "registered benchmarks only")
+                            "registered benchmarks only (in a copy of a registered file: delete the line)")
 
 
 def _spec(data: Mapping[str, Any], where: str, registered: bool) -> BenchmarkSpec:
@@ -568,6 +578,15 @@ def _registered_files() -> dict[str, tuple[Path, dict]]:
 def registered_names() -> tuple[str, ...]:
     """The registered benchmarks' names, in registration order (``registered/index.toml``)."""
     return tuple(_registered_files())
+
+
+def registered_spec_path(name: str) -> Path:
+    """The spec file of the registered benchmark ``name`` (in the installed package): a spec to
+    copy and change (module docstring, *Starting from a registered benchmark*)."""
+    files = _registered_files()
+    if name not in files:
+        raise SpecError(f"{name!r} is not a registered tiny benchmark (registered: {', '.join(files)})")
+    return files[name][0]
 
 
 def load_registered() -> list[BenchmarkSpec]:
