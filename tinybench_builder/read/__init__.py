@@ -21,9 +21,11 @@ from tinybench_builder.read.sources import ModelUnavailable, SourceError
 from tinybench_builder.read.sources._common import UnitFailure, doc_index, iter_records, read_json, walk_files
 from tinybench_builder.read.sources.dask_map import ClusterError
 from tinybench_builder.read.sources.legacy_pickle import safe_load
+from tinybench_builder.read.sources.lighteval import (choose_run, is_lighteval_details, lighteval_runs, model_of,
+                                                      pick_metric, read_details, record_item, record_value)
 from tinybench_builder.read.sources.lm_eval import (
-    is_results, model_name_from_folder, model_name_from_results, norm_ts, read_samples_file, results_ts,
-    split_samples_name,
+    is_results, model_name_from_folder, model_name_from_results, model_named_in_results, norm_ts, read_samples_file,
+    results_ts, split_samples_name,
 )
 from tinybench_builder.read.sources.tables import is_table
 
@@ -40,7 +42,10 @@ __all__ = [
     "walk_files", "read_json", "iter_records", "doc_index", "safe_load",
     # lm-eval ``--log_samples`` folders (the estimate stage reads logs of tiny tasks)
     "split_samples_name", "read_samples_file", "is_results", "results_ts", "norm_ts",
-    "model_name_from_folder", "model_name_from_results",
+    "model_name_from_folder", "model_name_from_results", "model_named_in_results",
+    # lighteval --save-details folders (the estimate stage reads details of tiny tasks)
+    "is_lighteval_details", "lighteval_runs", "read_details", "record_item", "record_value", "pick_metric",
+    "choose_run", "model_of",
     # the bound on every Hub request (readers of Hub models, and the release stage's pushes)
     "HUB_TIMEOUT_ENV", "DEFAULT_HUB_TIMEOUT", "hub_timeout", "bound_hub_requests", "hub_timed_out", "hub_endpoint",
 ]
