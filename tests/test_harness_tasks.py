@@ -4,6 +4,7 @@ harness requests of the rows."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 
@@ -398,3 +399,26 @@ samples = {t: {f"{r['doc_id']}|{r.get('filter', 'none')}": {k: v for k, v in r.i
 table = {t: sorted({k.split(",")[0] for k in v if "," in k}) for t, v in res["results"].items()}
 print(json.dumps({"samples": samples, "table": table}))
 """
+
+
+def test_the_functions_module_finds_its_release_through_a_link(builds, tmp_path):
+    """In the Hub cache every file is a symbolic link into ``blobs/``: the module's release folder is the
+    snapshot holding the link (its estimator.py and side files), not the folder of the blob."""
+    folder = builds["tinyMMLU"]
+    rel = utils_file(read_manifest(folder)["harness_tasks"])
+    blobs, snapshot = tmp_path / "blobs", tmp_path / "snapshots" / "0123abcd"
+    blobs.mkdir()
+    (snapshot / "lm_eval").mkdir(parents=True)
+    for f in (rel, "estimator.py", "estimator.json", "irt_parameters.npz", "manifest.json"):
+        blob = blobs / hashlib.sha256(f.encode()).hexdigest()
+        blob.write_bytes((folder / f).read_bytes())
+        (snapshot / f).symlink_to(blob)
+    spec = importlib.util.spec_from_file_location("tiny_utils_linked", snapshot / rel)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.ROOT == snapshot and mod._release_root("") == snapshot  # no download: the snapshot's own files
+    est = mod._estimator("")
+    assert list(est.anchor_ids) == read_split(folder, "all", "test")["item_id"].tolist()
+    # the estimator is loaded without writing bytecode (the module's own is the command's affair:
+    # PYTHONDONTWRITEBYTECODE=1, tests/test_harness_downloads.py)
+    assert not (snapshot / "__pycache__").exists()

@@ -106,11 +106,15 @@ _SELECTED = {}
 
 
 def select_rows(task, rows):
-    """Evaluate only these rows (positions in the pool split) of the pool task ``task`` (None: every row).
+    """Evaluate only these rows (positions in the pool split) of the pool task ``task`` (None: every row, or
+    those of TINYBENCH_POOL_ROWS).
 
     The other rows give no document, so the documents keep their row as id (lighteval's sample
     cache is keyed by it): a batch of an adaptive session, ``est.adaptive(...).next_items``."""
-    _SELECTED[task] = None if rows is None else {int(r) for r in rows}
+    if rows is None:
+        _SELECTED.pop(task, None)
+    else:
+        _SELECTED[task] = {int(r) for r in rows}
 
 
 def _selected(task):
