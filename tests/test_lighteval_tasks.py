@@ -274,3 +274,39 @@ def test_lighteval_scores_the_bundles_rows_with_the_benchmarks_metrics(builds, t
         frame, _ = estimate_from_logs(folder, tmp_path / "out", task=task)
         assert frame[f"{c['scenario']}.score"][0] == results[f"{task}|0"]["score"]
     assert 0 < np.mean([results[f"{t}|0"]["anchor_mean"] for t in tasks]) < 1
+
+
+def test_the_leaderboard_v2_bundle_documents(tmp_path):
+    """The v2 bundle's tasks: BBH's continuations per subtask and MMLU-Pro's letters (as lm-eval's), IFEval's
+    instructions for lighteval's checks, MATH-hard's answer as the gold to extract."""
+    from tinybench_builder.dataset import BuildOptions, build_benchmark
+    from helpers.leaderboard_v2 import CONTENT, write_details
+
+    write_details(tmp_path / "details", n_models=12, seed=0)
+    content = {"mmlu_pro/validation": str(CONTENT / "mmlu_pro_validation.jsonl"),
+               "arc_challenge/train": str(CONTENT / "arc_train.jsonl")}
+    folder = build_benchmark("tinyOpenLLMLeaderboardV2", str(tmp_path / "details"), content,
+                             BuildOptions(version="1.0.0", anchors=4), out=tmp_path / "bundle", progress=False)
+    man = read_manifest(folder)
+    mod, ref = _load(folder / LIGHTEVAL_TASKS), _lm_eval_utils(folder)
+    kinds = {}
+    for config, c in man["configs"].items():
+        task = c["harness_task"]
+        cfg, lm = mod.TASKS[task], ref.TASKS[task]
+        kinds[c["renderer"]] = cfg["kind"]
+        prompt = next(t for t in mod.TASKS_TABLE if t.name == task).prompt_function
+        for row in _rows(folder, config, c["tiny_split"]):
+            doc = prompt(row, f"{task}|0")
+            assert doc.query == row["input_formatted"]
+            if cfg["kind"] == "choice":
+                assert doc.choices == [" " + ch for ch in ref._choices(lm, row)]
+            elif cfg["kind"] == "ifeval":
+                assert doc.specific["instructions_id_list"] == list(row["instruction_id_list"]) and doc.choices == [""]
+                assert len(doc.specific["kwargs"]) == len(row["instruction_id_list"])
+            elif cfg["kind"] == "math":
+                assert doc.choices == [f"${row['answer']}$"]
+                assert (cfg["until"], cfg["max_tokens"]) == (["Problem:"], 1024)
+    assert kinds == {"lb2_ifeval": "ifeval", "lb2_bbh": "choice", "lb2_math": "math", "lb2_gpqa": "choice",
+                     "lb2_musr": "choice", "lb2_mmlu_pro": "choice", "arc": "choice"}
+    card = (folder / "README.md").read_text()
+    assert '"lm-eval[hf,ifeval,math]"' in card and "numpy scipy langdetect" in card
