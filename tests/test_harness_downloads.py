@@ -13,7 +13,8 @@ hash of the request) and the ``pip install`` line checked rather than run. Then:
   subset: ``--samples``, ``--limit``, ``--max-samples``), naming the model the results file names;
 * nothing is written into the downloaded release (no ``__pycache__``: the runs have no
   ``PYTHONDONTWRITEBYTECODE`` of their own, the card's command sets it; the manifest still verifies);
-* two releases in one lm-eval run each use their own functions module and estimator.
+* two releases in one lm-eval run each use their own functions module and estimator;
+* the card's Python blocks (load, estimate, adaptive) run as written on the Hub cache.
 
 lm-eval needs ``TINYBENCH_LM_EVAL_PYTHON`` (a Python with lm-eval 0.4.13), lighteval
 ``TINYBENCH_LIGHTEVAL_PYTHON`` (lighteval 0.13.0, CONTRIBUTING.md says how to make it); each test
@@ -326,3 +327,30 @@ def test_the_cards_install_lines_name_what_each_path_needs(hub, tmp_path):
     assert _block(text, "lighteval")[0] == 'pip install "lighteval==0.13.0" "huggingface_hub<1" "xxhash<4" numpy scipy'
     assert "| `lm_eval/tinyWMDP_bio.yaml` | lm-evaluation-harness task |" in text
     assert "group" not in re.search(r"\| `lm_eval/tinyWMDP_bio.yaml` \|[^\n]*", text).group(0)
+
+
+def _python_blocks(card: str) -> str:
+    """The ``python`` blocks of the card's *Usage* section before the harnesses, in order: one script."""
+    usage = card[card.index("## Usage\n"):card.index("### lm-evaluation-harness\n")]
+    return "\n".join(re.findall(r"```python\n(.*?)```", usage, flags=re.S))
+
+
+def test_the_cards_python_blocks_run_as_written_on_the_hub_cache(hub, tmp_path):
+    """The card's Python (load rows and estimator from one snapshot, estimate, adaptive evaluation) in a
+    fresh Python with an empty Hub cache, ``my_model_score`` the only name the consumer supplies: it
+    prints the estimates, and writes nothing into the snapshot (the estimator is imported from a file)."""
+    env = _consumer(hub, tmp_path, sys.executable)
+    script = tmp_path / "usage.py"
+    script.write_text("def my_model_score(row):\n    return float(len(row['question']) % 2)\n\n"
+                      + _python_blocks(_card(hub, tmp_path))
+                      + "\nprint('PATH_OF_RELEASE=' + path)\n")
+    proc = subprocess.run([sys.executable, str(script)], env=env, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    path = _release_path(proc)
+    assert (path / "estimator.py").is_symlink()  # the Hub cache
+    assert "'n_asked'" in proc.stdout and "'ci_low'" in proc.stdout  # s.result() of the adaptive session
+    est = TinyEstimator.load(path)
+    full = est.estimate(np.ones(K))
+    assert f"{full['score']} {full['ci_low']} {full['ci_high']}" in proc.stdout  # the fixed split's estimate
+    _nothing_written(tmp_path / "hf_consumer", path)
