@@ -30,6 +30,7 @@ import sys
 from pathlib import Path
 
 from benchmarks.docs_tables import Conditions, add_docs_arg, write_section
+from tinybench_builder.layout import ESTIMATOR_JSON
 
 ROOT = Path(__file__).resolve().parents[1]
 KINDS = ("single", "partial", "batched")
@@ -137,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="also write every turn's timings here (JSON lines)")
     add_docs_arg(ap)
     args = ap.parse_args(argv)
-    if not (args.folder / "estimator.json").is_file():
+    if not (args.folder / ESTIMATOR_JSON).is_file():
         print(f"fitting the estimator into {args.folder} (400 x 28,659, k = 100) ...", file=sys.stderr)
         args.folder.mkdir(parents=True, exist_ok=True)
         _run(FIT, args.new.resolve(), str(args.folder.resolve()))

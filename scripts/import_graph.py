@@ -61,7 +61,6 @@ MAX_CLASS_LINES = 400
 #: functions and classes over those limits that work in progress splits, and why; an entry that is no
 #: longer over its limit is a problem too (remove it from here)
 LONG_FOR_NOW = {
-    "tinybench_builder.read.sources.lm_eval.read_samples_file": "split by the harness-logs work (issue 27)",
     "tinybench_builder.adaptive.AdaptiveSession": "split by the adaptive-evaluation work (issue 27)",
     "tinybench_builder.adaptive.AdaptiveSession.__init__": "split by the adaptive-evaluation work (issue 27)",
 }

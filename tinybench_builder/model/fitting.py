@@ -40,7 +40,7 @@ from tinybench_builder.model.memory import keep_freed_blocks
 from tinybench_builder.model.partial import fit_growth, partial_components, partial_masks
 from tinybench_builder.model.report import chosen_estimator, dense_rows, oof_arrays, true_scores, validation_report
 from tinybench_builder.progress import bar
-from tinybench_builder.params import ANCHORS, DESIGN, DIMS, N_SEEDS, SEED, check_binarize
+from tinybench_builder.params import ANCHORS, DESIGN, DIMS, N_SEEDS, SEED, check_binarize, derived_seed
 from tinybench_builder.read import CompactScores, ResponseMatrix, row_chunks
 
 MIN_MODELS = 6
@@ -442,7 +442,8 @@ def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progre
         for key in keys:
             oof[key][val] = comp[key]
         if pb.design == "stratified":  # the same models on partial runs (tinybench_builder.model.partial)
-            masks, owner = partial_masks(pb.scen_idx[anchors_r.positions], len(val), seed + r)
+            masks, owner = partial_masks(pb.scen_idx[anchors_r.positions], len(val),
+                                         derived_seed(seed, "partial_masks", r))
             pc = partial_components(est_r, Y.dense(val, anchors_r.positions), masks, owner, keys)
             for key in keys:
                 part[key].append(pc[key])

@@ -18,6 +18,7 @@ from tinybench_builder.estimator import (
 )
 from tinybench_builder.model.anchors import random_anchors
 from tinybench_builder.model.calibrate import coverage
+from tinybench_builder.params import derived_seed
 from tinybench_builder.read import CompactScores, row_chunks
 
 __all__ = ["true_scores", "dense_rows", "scored", "random_baseline", "validation_report", "chosen_estimator",
@@ -86,7 +87,7 @@ def random_baseline(Y, truth: np.ndarray, balance, scen, k: int, seed: int, draw
     items' columns are read."""
     scen_names = list(dict.fromkeys(scen))
     n = Y.shape[0]
-    rng = np.random.default_rng(seed + 7919)
+    rng = np.random.default_rng(derived_seed(seed, "random_baseline"))
     errs = np.zeros(len(scen_names))
     for _ in range(draws):
         a = random_anchors(k, balance, scen, seed=int(rng.integers(2**31)))
