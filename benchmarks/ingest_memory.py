@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks import docs_tables
+
 LAYOUTS = ("long-csv", "long-parquet")
 
 
@@ -117,6 +119,19 @@ def _digest_of(out: Path) -> tuple[tuple[int, int], str]:
     return m.shape, hashlib.sha256(np.ascontiguousarray(m.scores).tobytes()).hexdigest()
 
 
+def markdown_row(row: dict[str, Any]) -> str:
+    """One run as a Markdown table of one row (the columns of docs/BENCHMARKS.md's memory tables)."""
+    cap = "" if not row["cap"] else f", under `prlimit --as={row['cap'] / (1 << 30):g}G`"
+    checked = "not checked" if "checked" not in row else "yes" if row["checked"] else "NO"
+    head = ("| layout | models x items | rows | table | matrix | exit | seconds | peak RSS | baseline peak RSS "
+            "| peak / matrix | added / matrix | matrix checked |")
+    line = (f"| {row['layout']}{cap} | {row['models']:,} x {row['items']:,} | {row['rows']:,} "
+            f"| {row['table_mib']:,.0f} MiB | {row['matrix_mib']:,.0f} MiB | {row['status']} | {row['seconds']:.0f} "
+            f"| {row['peak_mib']:,.0f} MiB | {row['baseline_peak_mib']:,.0f} MiB | {row['peak_over_matrix']:.2f} "
+            f"| {row['added_over_matrix']:.2f} | {checked} |")
+    return "\n".join([head, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|", line])
+
+
 def parse_size(text: str) -> int:
     units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
     text = text.strip().upper()
@@ -134,7 +149,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workdir", type=Path, default=None, help="where the table goes (default: a temporary folder)")
     p.add_argument("--keep", action="store_true", help="keep the work folder (and reuse a table already there)")
     p.add_argument("--no-check", action="store_true", help="skip reading the output back (saves memory and time)")
+    docs_tables.add_docs_arg(p)
     args = p.parse_args(argv)
+    conditions = docs_tables.Conditions()
 
     work = args.workdir or Path(tempfile.mkdtemp(prefix="tinybench-memory-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -168,6 +185,11 @@ def main(argv: list[str] | None = None) -> int:
             shape, got = _digest_of(work / "out.parquet")
             row["checked"] = shape == (args.models, args.items) and (args.shuffle or got == want)
         print(json.dumps(row))
+        if args.write_docs:
+            section = (f"ingest_memory.{args.layout}.{args.models}x{args.items}{'.shuffled' if args.shuffle else ''}"
+                       f"{f'.cap{args.cap}' if args.cap else ''}")
+            docs_tables.write_sections([(section, f"Ingest memory: {args.layout}, {args.models:,} x {args.items:,}",
+                                         markdown_row(row))], conditions, argv=argv, module="ingest_memory")
         return 0 if run["status"] == 0 else 1
     finally:
         if not args.keep:
