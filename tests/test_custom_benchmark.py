@@ -1,7 +1,7 @@
-"""Your own tiny benchmark, end to end, as the README's "Your own tiny benchmark" walks it: lm-eval
+"""Your own tiny benchmark, end to end, as docs/BUILD.md's walk-through (WMDP-bio) takes it: lm-eval
 outputs of many models -> `ingest` -> `build --spec specs/tinyWMDP_bio.toml` -> logs of the tiny
 task -> `estimate` -> a release config with `spec = ...` -> `release --push` to the loopback Hub ->
-consumers at the tag. The data is made here in the shape of WMDP-bio (the README uses the real
+consumers at the tag. The data is made here in the shape of WMDP-bio (the walk-through uses the real
 matrix of ../shared/data); the spec is the repository's own file.
 
 With ``TINYBENCH_LM_EVAL_PYTHON`` set to a Python that has lm-evaluation-harness, the released task

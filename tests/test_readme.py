@@ -2,9 +2,8 @@
 snippet next to the folder `fit` wrote, the adaptive command, every `ingest` example of "Reading
 evaluation outputs" and the build of "Your own benchmark", each on small fixture inputs named as in
 the README (or the example data the repository ships), in a fresh process from a scratch folder.
-Every other command of the README at least parses with the program's own argument parser, and the
-README stays a front page: at most 250 lines, no issue numbers, no machine load, and its accuracy
-summary is the one of docs/BENCHMARKS.md's tables.
+(tests/test_readme_front_page.py, in the fast loop: every other command parses, the README stays a
+front page, its accuracy summary is docs/BENCHMARKS.md's.)
 
 The commands are taken from README.md itself (a `python -m tinybench_builder ...` line is run with this
 interpreter), so editing a snippet changes what is run here.
@@ -13,7 +12,6 @@ interpreter), so editing a snippet changes what is run here.
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import subprocess
 import sys
@@ -24,37 +22,11 @@ import pandas as pd
 import pytest
 
 from helpers.builds import ROOT
+from helpers.markdown import block as _block, shell_commands as _shell_commands
 from helpers.sources import (alpaca_annotations, helm_stat, lm_record, lm_results, write_alpaca, write_helm_run,
                              write_legacy_pickle, write_lm_eval_run, write_v1_details, write_v1_results)
 
-README = ROOT / "README.md"
 BENCHMARKS = ROOT / "docs" / "BENCHMARKS.md"
-
-
-def _blocks() -> list[tuple[str, str, str]]:
-    """(section heading, language, code) of every fenced block of the README."""
-    out, heading = [], ""
-    lines = README.read_text(encoding="utf-8").splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if line.startswith("#") and not line.startswith("#!"):
-            heading = line.lstrip("#").strip()
-        if line.startswith("```"):
-            lang, body = line[3:].strip(), []
-            i += 1
-            while not lines[i].startswith("```"):
-                body.append(lines[i])
-                i += 1
-            out.append((heading, lang, "\n".join(body)))
-        i += 1
-    return out
-
-
-def _block(heading: str, lang: str, contains: str = "") -> str:
-    found = [code for h, lng, code in _blocks() if h == heading and lng == lang and contains in code]
-    assert found, f"no {lang} block in README section {heading!r}"
-    return found[0]
 
 
 def _commands(code: str) -> list[list[str]]:
@@ -191,51 +163,6 @@ def test_the_bench_command_runs_as_written(monkeypatch):
     assert seen["models"] == 500 and seen["existed"] and not seen["workdir"].exists()
 
 
-def _shell_commands(code: str) -> list[list[str]]:
-    """Every command line of a bash block (continuations joined, comments removed), as argv lists."""
-    out, pending = [], ""
-    for line in code.splitlines():
-        line = line.split("  #", 1)[0].rstrip()
-        if line.endswith("\\"):
-            pending += line[:-1] + " "
-            continue
-        line = (pending + line).strip()
-        pending = ""
-        if line and not line.startswith("#"):
-            out.append(shlex.split(line.split("$(", 1)[-1].rstrip(")") if line.startswith("path=$(") else line))
-    return out
-
-
-def test_every_command_of_the_readme_parses():
-    """Each `python -m tinybench_builder ...` and `python release.py ...` line of the README is accepted by the
-    program's own argument parser (the ones the tests above do not run, too)."""
-    from tinybench_builder.cli import main as cli
-
-    seen = set()
-    for heading, lang, code in _blocks():
-        if lang != "bash":
-            continue
-        for argv in _shell_commands(code):
-            if argv[:3] == ["python", "-m", "tinybench_builder"]:
-                parser, args = cli.build_parser(), argv[3:]
-            elif argv[:2] == ["python", "release.py"]:
-                parser, args = None, argv[2:]
-            else:
-                continue
-            if parser is None:
-                import argparse
-
-                from tinybench_builder.cli import release
-
-                parser = release.add_release_arguments(argparse.ArgumentParser(prog="release.py"))
-            try:
-                parser.parse_args(args)
-            except SystemExit as exc:  # argparse reports and exits 2
-                raise AssertionError(f"README section {heading!r}: {' '.join(argv)} does not parse") from exc
-            seen.add(args[0] if argv[1] == "-m" else "release.py")
-    assert {"ingest", "fit", "estimate", "adaptive", "build", "release.py"} <= seen, seen
-
-
 @pytest.mark.slow
 def test_your_own_benchmark_build_runs_on_the_shipped_example(tmp_path):
     """The `build` of "Your own benchmark: build and release", on the example data of examples/wmdp_bio/
@@ -253,49 +180,3 @@ def test_your_own_benchmark_build_runs_on_the_shipped_example(tmp_path):
     assert (out / "manifest.json").is_file() and (out / "lm_eval" / "tinyWMDP_bio.yaml").is_file()
     rows = pd.read_parquet(out / "default" / "test-00000-of-00001.parquet")
     assert len(rows) == 100 and list(rows.columns)[0] == "item_id"
-
-
-def test_the_readme_is_a_front_page():
-    text = README.read_text(encoding="utf-8")
-    assert len(text.splitlines()) <= 250
-    assert text.startswith("# ") and text.split("\n", 2)[2].startswith("```bash\npip install -e ")
-    prose = "\n".join(line for line in text.splitlines() if not line.startswith(("|", "    ")))
-    assert not re.search(r"\b[Ii]ssues? \d+", prose), "no issue numbers in the README"
-    assert not re.search(r"\bload (average )?(of )?\d", prose), "machine load belongs in docs/BENCHMARKS.md"
-
-
-def _table(lines: list[str], start: int) -> list[list[str]]:
-    rows = []
-    for line in lines[start:]:
-        if not line.startswith("|"):
-            break
-        rows.append([c.strip() for c in line.strip().strip("|").split("|")])
-    return rows
-
-
-def _mean_row(section: str) -> dict[str, str]:
-    """Column label -> the cell of the **mean** row of a docs/BENCHMARKS.md accuracy table."""
-    text = BENCHMARKS.read_text(encoding="utf-8")
-    body = text.split(f"<!-- table:{section} -->", 1)[1].split(f"<!-- /table:{section} -->", 1)[0].splitlines()
-    head = next(i for i, line in enumerate(body) if line.startswith("| dataset |"))
-    rows = _table(body, head)
-    mean = next(r for r in rows if r[0] == "**mean**")
-    return dict(zip(rows[0], mean))
-
-
-def test_the_accuracy_summary_is_the_one_of_the_full_tables():
-    """The README's "Measured accuracy" table restates the mean rows of the accuracy tables of
-    docs/BENCHMARKS.md: ours, gp-IRT, the best BenchPred method and the mean coverage."""
-    from benchmarks.accuracy import LABELS, OURS
-
-    peers = [label for key, label in LABELS.items() if key not in OURS]
-    lines = README.read_text(encoding="utf-8").splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("| new models |"))
-    summary = _table(lines, start)[2:]
-    assert len(summary) == 2
-    for row, protocol in zip(summary, ("interpolation", "extrapolation")):
-        assert f"({protocol})" in row[0]
-        mean = _mean_row(f"accuracy.{protocol}")
-        best = min(peers, key=lambda label: float(mean[label]))
-        assert row[1:] == [f"**{mean['**score**']}**", mean["gp-IRT"], f"{mean[best]} ({best})",
-                           mean["95% coverage"]], (protocol, row, mean)
