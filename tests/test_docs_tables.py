@@ -103,12 +103,24 @@ def test_speed_and_stability_write_their_tables(docs, tmp_path):
     assert "| 2 BLAS threads | 12/12 | 0.0e+00 |" in lines and PROVENANCE.match(lines[0]).group(1) == "stability"
 
 
-def test_ingest_memory_writes_one_row_per_configuration(docs):
+def test_ingest_memory_writes_one_table_per_configuration(docs):
+    import argparse
+
     from benchmarks import ingest_memory
 
-    row = {"layout": "long-csv", "models": 2000, "items": 5000, "rows": 10_000_000, "table_mib": 353.2,
-           "matrix_mib": 76.3, "cap": 8 << 30, "status": 0, "seconds": 29.4, "peak_mib": 390.0,
-           "baseline_peak_mib": 139.0, "peak_over_matrix": 5.11, "added_over_matrix": 3.29, "checked": True}
-    line = ingest_memory.markdown_row(row).splitlines()[-1]
-    assert line == ("| long-csv, under `prlimit --as=8G` | 2,000 x 5,000 | 10,000,000 | 353 MiB | 76 MiB | 0 | 29 "
-                    "| 390 MiB | 139 MiB | 5.11 | 3.29 | yes |")
+    row = {"layout": "long-csv", "output": "parquet", "models": 2000, "items": 5000, "rows": 10_000_000,
+           "table_mib": 353.2, "matrix_mib": 76.3, "cap": 8 << 30, "status": 0, "seconds": 29.4, "peak_mib": 390.0,
+           "baseline_peak_mib": 139.0, "read_baseline_peak_mib": 120.0, "peak_over_matrix": 5.11,
+           "added_over_matrix": 3.29, "out_mib": 9.5, "read_seconds": 3.1, "read_peak_mib": 200.0, "checked": True}
+    refused = {k: v for k, v in row.items() if k not in ("out_mib", "read_seconds", "read_peak_mib", "checked")}
+    refused.update(output="long.csv", status=2)
+    lines = ingest_memory.docs_table([row, refused]).splitlines()
+    assert lines[2] == ("| long-csv (353 MiB), under `prlimit --as=8G` | 2,000 x 5,000 | 10,000,000 | 76 MiB "
+                        "| `X.parquet` | 0 | 29 | 390 MiB | 5.11 | 3.29 | 9.5 MiB | 3.1 | 200 MiB | yes |")
+    assert lines[3].endswith("| `X.csv --layout long` | 2 | 29 | 390 MiB | 5.11 | 3.29 | - | - | - | - |")
+    assert lines[-1].endswith("ingest 139 MiB, read-back 120 MiB.")
+    base = {"models": 2000, "items": 5000, "layout": "long-csv", "shuffle": False, "cap": None, "outputs": ["parquet"]}
+    configs = [{}, {"cap": 8 << 30}, {"layout": "long-parquet"}, {"outputs": ["parquet", "long.csv"]}]
+    ids = [ingest_memory.section_id(argparse.Namespace(**dict(base, **c))) for c in configs]
+    assert ids == ["ingest_memory.long-csv.2000x5000", "ingest_memory.long-csv.2000x5000.cap8589934592",
+                   "ingest_memory.long-parquet.2000x5000", "ingest_memory.long-csv.2000x5000.parquet-long_csv"]
