@@ -140,34 +140,46 @@ def _section(name: str, obj: Any) -> list[str]:
                     lines += ["```python", sig, "```", ""]
                 lines += [_doc(target), ""]
     else:  # a value (a version string, the registry)
-        defined = "tinybench_builder" if name == "__version__" else _value_module(name)
+        defined = "tinybench_builder" if name == "__version__" else _value_module(name, obj)
         lines += [f"*{type(obj).__name__}*, defined in {_source_link(defined)}", ""]
         if isinstance(obj, str):
             lines += [f"The package's version, `{obj}`.", ""]
-        elif isinstance(obj, dict):
-            lines += [_value_doc(name), ""]
+        else:
+            lines += [_value_doc(name, obj), ""]
     return lines
 
 
-#: where the public values are defined (a value has no ``__module__``; checked against the object)
+#: where a public value is defined when that is not the module ``tinybench_builder`` imports it from
+#: (a value has no ``__module__``; each candidate is checked against the object)
 VALUE_HOMES = {"REGISTRY": "tinybench_builder.registry.benchmarks"}
 
+#: what a public value is, for values whose type says too little (a plain dict)
+VALUE_DOCS = {
+    "REGISTRY": ("Every registered tiny benchmark: name -> `BenchmarkSpec` (configs, splits, columns, harness "
+                 "prompt, upstream dataset, licence, citation). `get_benchmark(name)` reads one entry; a benchmark "
+                 "of your own is a spec file instead (`load_spec_file`)."),
+}
 
-def _value_module(name: str) -> str:
+
+def _value_module(name: str, obj: Any) -> str:
+    """The module that defines a public value: ``VALUE_HOMES``' entry if it still holds the object,
+    else the module the package imports it from."""
     import tinybench_builder
 
-    home = VALUE_HOMES.get(name, tinybench_builder._API[name])
-    if getattr(importlib.import_module(home), name, None) is not getattr(tinybench_builder, name):
-        raise SystemExit(f"{name} is not defined in {home}: update VALUE_HOMES in {COMMAND.split()[-1]}")
-    return home
+    for home in (VALUE_HOMES.get(name), tinybench_builder._API[name]):
+        if home and getattr(importlib.import_module(home), name, None) is obj:
+            return home
+    raise SystemExit(f"cannot tell where {name} is defined: update VALUE_HOMES in {COMMAND.split()[-1]}")
 
 
-def _value_doc(name: str) -> str:
-    if name == "REGISTRY":
-        return ("Every registered tiny benchmark: name -> `BenchmarkSpec` (configs, splits, columns, harness "
-                "prompt, upstream dataset, licence, citation). `get_benchmark(name)` reads one entry; a benchmark of "
-                "your own is a spec file instead (`load_spec_file`).")
-    return ""
+def _value_doc(name: str, obj: Any) -> str:
+    """``VALUE_DOCS``' text, else the docstring of the value's class when the package defines it."""
+    if name in VALUE_DOCS:
+        return VALUE_DOCS[name]
+    if type(obj).__module__.startswith("tinybench_builder"):
+        return _doc(type(obj))
+    raise SystemExit(f"{name} is a {type(obj).__name__} with no description: add one to VALUE_DOCS in "
+                     f"{COMMAND.split()[-1]}")
 
 
 def render() -> str:
