@@ -38,7 +38,7 @@ from tinybench_builder.estimator import TinyEstimator
 from tinybench_builder.dataset import ANCHOR_MEAN
 from tinybench_builder.layout import ITEM_ID_COLUMN, config_anchor_ids, estimator_folder, is_dataset_folder, read_manifest
 from tinybench_builder.read import SourceError
-from tinybench_builder.read import doc_index, iter_records, read_json, walk_files
+from tinybench_builder.inputs import doc_index, iter_records, read_json, walk_files
 from tinybench_builder.read import is_results, results_ts, model_name_from_folder, model_name_from_results, norm_ts, read_samples_file, split_samples_name
 
 __all__ = ["LogScores", "read_log_scores", "estimate_from_logs", "match_rows"]

@@ -37,7 +37,8 @@ from tinybench_builder.progress import bar as progress_bar
 from tinybench_builder.progress import get_logger, progress_enabled
 from tinybench_builder.read.matrix import ResponseMatrix
 from tinybench_builder.read.sources import SourceError
-from tinybench_builder.read.sources._common import Options, Unit, UnitFailure, map_units, walk_files
+from tinybench_builder.inputs import walk_files
+from tinybench_builder.read.sources._common import Options, Unit, UnitFailure, map_units
 from tinybench_builder.read.sources.reduce import MatrixReducer, matrix_to_parts, unit_keys
 
 #: detect_source results -> reader module (inside tinybench_builder.read.sources)

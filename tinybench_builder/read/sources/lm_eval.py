@@ -37,7 +37,8 @@ import numpy as np
 import pandas as pd
 
 from tinybench_builder.read.sources import SourceError
-from tinybench_builder.read.sources._common import (Block, ModelPart, Options, Unit, doc_index, iter_records, map_units, read_json, to_float, walk_files)
+from tinybench_builder.inputs import doc_index, iter_records, read_json, walk_files
+from tinybench_builder.read.sources._common import Block, ModelPart, Options, Unit, map_units, to_float
 from tinybench_builder.read.sources.reduce import assemble
 
 TS_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2}(?:\.\d+)?$")
