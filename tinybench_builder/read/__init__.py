@@ -21,9 +21,11 @@ from tinybench_builder.read.simulate import simulate_responses
 from tinybench_builder.read.sources import ModelUnavailable, SourceError
 from tinybench_builder.read.sources._common import UnitFailure
 from tinybench_builder.read.sources.dask_map import ClusterError
+from tinybench_builder.read.sources.lighteval import (choose_run, is_lighteval_details, lighteval_runs, model_of,
+                                                      pick_metric, read_details, record_item, record_value)
 from tinybench_builder.read.sources.lm_eval import (
-    is_results, model_name_from_folder, model_name_from_results, norm_ts, read_samples_file, results_ts,
-    split_samples_name,
+    is_results, model_name_from_folder, model_name_from_results, model_named_in_results, norm_ts, read_samples_file,
+    results_ts, split_samples_name,
 )
 from tinybench_builder.read.sources.tables import is_table
 
@@ -38,5 +40,8 @@ __all__ = [
     "SourceError", "ModelUnavailable", "ClusterError", "UnitFailure",
     # lm-eval ``--log_samples`` folders (the estimate stage reads logs of tiny tasks)
     "split_samples_name", "read_samples_file", "is_results", "results_ts", "norm_ts",
-    "model_name_from_folder", "model_name_from_results",
+    "model_name_from_folder", "model_name_from_results", "model_named_in_results",
+    # lighteval --save-details folders (the estimate stage reads details of tiny tasks)
+    "is_lighteval_details", "lighteval_runs", "read_details", "record_item", "record_value", "pick_metric",
+    "choose_run", "model_of",
 ]
