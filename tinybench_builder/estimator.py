@@ -1626,6 +1626,7 @@ class TinyEstimator:
     # -------------------------------------------------------- the design's fields (read-only)
     @property
     def item_ids(self) -> list[str]:
+        """The benchmark's item ids (N), in the order of the IRT parameters (read-only)."""
         return self._design.item_ids  # type: ignore[return-value]  # a read-only list
 
     @property
@@ -1635,50 +1636,62 @@ class TinyEstimator:
 
     @property
     def anchor_positions(self) -> np.ndarray:
+        """Positions of the anchors in ``item_ids`` (k,), in ``anchor_ids`` order."""
         return self._design.anchor_positions
 
     @property
     def anchor_weights(self) -> np.ndarray:
+        """Weight of each anchor in the anchor-weighted mean ``irt`` (sum 1 per scenario)."""
         return self._design.anchor_weights
 
     @property
     def A(self) -> np.ndarray:
+        """IRT discriminations (N, D), in ``item_ids`` order (read-only)."""
         return self._design.A
 
     @property
     def b(self) -> np.ndarray:
+        """IRT difficulties (N,), in ``item_ids`` order (read-only)."""
         return self._design.b
 
     @property
     def balance(self) -> np.ndarray:
+        """Item weights of the full score (N,), normalised per scenario in the estimate."""
         return self._design.balance
 
     @property
     def scenario_index(self) -> np.ndarray:
+        """The scenario of every item (N,): positions in :attr:`scenarios`."""
         return self._design.scenario_index
 
     @property
     def scenarios(self) -> list[str]:
+        """The scenario names (S,): a bundle's configs, or ``["all"]``."""
         return self._design.scenarios
 
     @property
     def strata(self) -> np.ndarray:
+        """The stratum of every item (N,): the anchors sample the strata."""
         return self._design.strata
 
     @property
     def anchor_strata(self) -> np.ndarray:
+        """The stratum of every anchor (k,)."""
         return self._design.anchor_strata
 
     @property
     def ridge_coef(self) -> np.ndarray:
+        """Ridge weight of each anchor (k,) in its scenario's regression."""
         return self._design.ridge_coef
 
     @property
     def prior_mean(self) -> np.ndarray:
+        """Mean of the Gaussian ability prior (D,): the training models'."""
         return self._design.prior_mean
 
     @property
     def prior_cov(self) -> np.ndarray:
+        """Covariance of the Gaussian ability prior (D, D)."""
         return self._design.prior_cov
 
     @property
@@ -1693,6 +1706,7 @@ class TinyEstimator:
 
     @property
     def confidence(self) -> float:
+        """The interval's confidence level (0.95 by default: ``score -+ z se``, z = 1.96)."""
         return self._design.confidence
 
     @property
@@ -1702,6 +1716,7 @@ class TinyEstimator:
 
     @property
     def n_dims(self) -> int:
+        """The IRT dimension D."""
         return self._design.n_dims
 
     @property
