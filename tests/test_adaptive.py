@@ -490,3 +490,40 @@ def test_the_package_session_class_is_the_one_the_estimator_loads():
 
     est, _ = _world(seed=11, n_items=80, n_train=20)
     assert isinstance(est.adaptive(budget=3), tinybench_builder.AdaptiveSession)
+
+
+# --------------------------------------------------------------------------- options measured on the dev protocol
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kwargs", [{"refresh": "draw"}, {"variance_prior": 10.0}], ids=["refresh-draw", "variance-prior"])
+def test_measured_options_keep_the_estimate_unbiased_and_covering(kwargs):
+    """``refresh="draw"`` (each increment's prediction refitted on every earlier draw's result, its
+    own batch's included) and ``variance_prior`` keep the design's guarantees: unbiased over seeds,
+    about 95% coverage, for a model far stronger than the training ones."""
+    est, (A, b, rng) = _world(seed=1)
+    theta = rng.standard_normal(3) + 3.0
+    y = (rng.random(A.shape[0]) < expit(theta @ A.T - b)).astype(float)
+    runs = [_run(est, y, 40, seed, 8, **kwargs) for seed in range(300)]
+    err = np.array([r["unclipped"] for r in runs]) - y.mean()
+    assert abs(err.mean()) < 3.5 * err.std(ddof=1) / np.sqrt(err.size)
+    cover = np.mean([r["ci_low"] <= y.mean() <= r["ci_high"] for r in runs])
+    assert 0.90 <= cover <= 0.99, cover
+
+
+def test_reference_models_predict_and_bad_references_are_refused():
+    est, (A, b, rng) = _world(seed=16, n_items=120, n_train=30)
+    Y = (rng.random((30, 120)) < 0.5).astype(float)
+    Y[0, :10] = np.nan
+    ref = {"scores": Y, "abilities": rng.standard_normal((30, 1))}
+    s = est.adaptive(budget=20, seed=0, reference=ref, reference_weight=0.5)
+    t = est.adaptive(budget=20, seed=0)
+    assert s.next_items(5) != t.next_items(5)  # the predictions (so the draws) differ
+    assert est.adaptive(budget=20, seed=0, reference=ref, reference_weight=0.0).next_items(5) == \
+        est.adaptive(budget=20, seed=0).next_items(5)
+    with pytest.raises(ValueError, match="reference scores must be"):
+        est.adaptive(budget=5, reference={"scores": Y[:, :10], "abilities": ref["abilities"]})
+    with pytest.raises(ValueError, match="refresh must be"):
+        est.adaptive(budget=5, refresh="always")
+    with pytest.raises(ValueError, match="variance_prior"):
+        est.adaptive(budget=5, variance_prior=-1)
