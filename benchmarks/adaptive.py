@@ -151,7 +151,7 @@ def run_split(name: str, path: str, protocol: str, seed: int, dev_rep: int | Non
         return {"dataset": name, "protocol": protocol, "seed": seed, "dev_rep": dev_rep, "fits_only": True}
     anchor_cols = [col[a] for a in est.anchor_ids]
     ceiling = ceiling_ess(est, Yt, [col[i] for i in est.item_ids], opts["session"].get("mixing"))
-    session = session_options(opts["session"], est, Y[train], [col[i] for i in est.item_ids])
+    session = opts["session"]
     out = {"dataset": name, "protocol": protocol, "seed": seed, "dev_rep": dev_rep, "n_items": len(items),
            "n_train": int(len(train)), "n_test": int(len(test)), "truth": truth.tolist(), "budgets": {},
            "ceiling_ess": ceiling.tolist(), "test_models": [str(models[i]) for i in test],
@@ -212,24 +212,6 @@ def _faq_rows(name: str, Y: np.ndarray, train: np.ndarray, test: np.ndarray, pro
                   "unif_width": faq.uniform_reference(Y[test], n, [sess_seed])["width"].tolist()}
            for spec, n in specs.items() if spec in res["budgets"]}
     return res["hyper"], per
-
-
-def session_options(options: dict, est, Y_train: np.ndarray, cols: list[int]) -> dict:
-    """The session's options of a split: ``reference`` (a dict of its settings) becomes the training
-    models' scores (in the estimator's item order) and IRT abilities."""
-    options = dict(options)
-    ref = options.pop("reference", None)
-    if ref is None:
-        return options
-    from tinybench_builder.model.irt import fit_abilities
-
-    Y = Y_train[:, cols]
-    b = est.b * (est.n_dims if est.design == "original" else 1.0)
-    theta, _ = fit_abilities(Y, est.A, b, est.prior_mean, est.prior_cov, with_cov=False)
-    options["reference"] = {"scores": Y, "abilities": theta, **{k: v for k, v in ref.items() if k != "weight"}}
-    if "weight" in ref:
-        options["reference_weight"] = ref["weight"]
-    return options
 
 
 def ceiling_ess(est, Yt: np.ndarray, cols: list[int], mixing: float | None = None) -> np.ndarray:
@@ -427,12 +409,6 @@ def main(argv=None) -> int:
     ap.add_argument("--calibrate", action="store_true", help="session calibrate=True")
     ap.add_argument("--variance-floor", action="store_true", help="session variance_floor=True")
     ap.add_argument("--variance-prior", type=float, default=None, help="session variance_prior (pseudo-draws)")
-    ap.add_argument("--refresh", choices=("batch", "draw"), default=None, help="session refresh (default: the session's)")
-    ap.add_argument("--reference-weight", type=float, default=None,
-                    help="predict with the most similar training models too (session reference, this weight)")
-    ap.add_argument("--reference-tempering", type=float, default=None, help="reference models' similarity tempering")
-    ap.add_argument("--reference-neighbours", type=int, default=None, help="reference models that predict")
-    ap.add_argument("--reference-mix", type=float, default=None, help="a reference model's own result vs its IRT prediction")
     ap.add_argument("--no-fixed", action="store_true", help="skip the fixed designs (no fits beyond k = 100)")
     ap.add_argument("--no-warm", action="store_true", help="skip tiny + adaptive")
     ap.add_argument("--faq", action=argparse.BooleanOptionalAction, default=None,
@@ -469,14 +445,10 @@ def main(argv=None) -> int:
             resolve_budget(spec, 1000)
         except ValueError:
             ap.error(f"--budgets: {spec!r} is not an item count or a share like 2.5%")
-    reference = {k: v for k, v in (("weight", args.reference_weight), ("tempering", args.reference_tempering),
-                                   ("neighbours", args.reference_neighbours), ("mix", args.reference_mix))
-                 if v is not None}
     session = {k: v for k, v in (("mixing", args.mixing), ("tempering", args.tempering),
                                  ("prior_scale", args.prior_scale), ("calibrate", args.calibrate or None),
                                  ("variance_floor", args.variance_floor or None),
-                                 ("variance_prior", args.variance_prior),
-                                 ("refresh", args.refresh), ("reference", reference or None))
+                                 ("variance_prior", args.variance_prior))
                if v is not None}
     from benchmarks import faq
 

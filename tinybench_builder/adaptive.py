@@ -46,6 +46,11 @@ items the session asks.
   known; without replacement, a known item's residual is exactly zero and its probability is
   set to zero, which keeps the conditional mean exact. Nothing in the validity argument uses
   the IRT model; it uses only that ``q`` is computed before each draw and has the floor.
+  By default (``variance_prior``, :data:`DEFAULT_VARIANCE_PRIOR`) the per-draw variance is the
+  empirical one shrunk towards the IRT model's expected per-draw variance by 5 pseudo-draws,
+  with t at ``T - 1 + 5`` degrees of freedom: at 10-50 draws the empirical variance of skewed
+  increments (low scores, soft scores) is often too small; from a few hundred draws on the prior
+  is negligible (still consistent: the empirical part dominates).
 * **Batches.** ``next_items(n)`` draws n items one after another from the same prediction (a
   draw only needs the identities of the earlier draws, not their results), so a GPU can
   evaluate them together; each draw keeps its own increment. ``record`` accepts results in any
@@ -106,25 +111,19 @@ DEFAULT_MIXING = 0.2
 DEFAULT_TEMPERING = 1.0
 #: factor on the ability prior's covariance
 DEFAULT_PRIOR_SCALE = 1.0
+#: pseudo-draws of the IRT model's per-draw variance in the interval's variance (chosen on the
+#: development protocol: it lifts the coverage at the smallest budgets, where the increments' own
+#: variance is too noisy and too often small, at little cost in width elsewhere)
+DEFAULT_VARIANCE_PRIOR = 5.0
 #: draws before ``target_halfwidth`` may stop the session
 DEFAULT_MIN_DRAWS = 30
-#: share of the predictions' logit taken from the most similar reference models (``reference``)
-DEFAULT_REFERENCE_WEIGHT = 0.5
-#: a reference model predicts an item by ``mix * its result + (1 - mix) * its IRT probability``
-_REF_MIX = 0.5
-#: the reference models' predictions are clipped to [clip, 1 - clip]
-_REF_CLIP = 0.02
-#: the similarity weights are ``exp(tempering * log-likelihood of the known results)``
-_REF_TEMPERING = 0.5
-#: the most similar reference models that predict (the others' weights are negligible)
-_REF_NEIGHBOURS = 32
 #: skips (asked items without a result) after which a session without a budget stops asking
 #: (with a budget, the budget is the default)
 DEFAULT_MAX_SKIPS = 100
 _EPS = 1e-6
 
 __all__ = ["AdaptiveSession", "API_VERSION", "DEFAULT_MIXING", "DEFAULT_TEMPERING", "DEFAULT_PRIOR_SCALE",
-           "DEFAULT_MIN_DRAWS", "DEFAULT_MAX_SKIPS", "DEFAULT_REFERENCE_WEIGHT"]
+           "DEFAULT_MIN_DRAWS", "DEFAULT_MAX_SKIPS", "DEFAULT_VARIANCE_PRIOR"]
 
 
 class AdaptiveSession:
@@ -175,7 +174,8 @@ class AdaptiveSession:
     variance_prior : float
         ``nu`` >= 0: the per-draw variance of the interval is the empirical one shrunk towards the
         one the IRT model expects, ``(nu V_model + (T - 1) V_emp) / (nu + T - 1)``, with Student's t
-        at ``T - 1 + nu`` degrees of freedom (0: the empirical variance alone).
+        at ``T - 1 + nu`` degrees of freedom (0: the empirical variance alone; default
+        :data:`DEFAULT_VARIANCE_PRIOR`).
     min_draws : int
         Draws before ``target_halfwidth`` may stop the session.
     confidence : float
@@ -208,14 +208,11 @@ class AdaptiveSession:
         prior_scale: float = DEFAULT_PRIOR_SCALE,
         calibrate: bool = False,
         variance_floor: bool = False,
-        variance_prior: float = 0.0,
+        variance_prior: float = DEFAULT_VARIANCE_PRIOR,
         min_draws: int = DEFAULT_MIN_DRAWS,
         confidence: float = 0.95,
         offset_scale: float = 1.0,
         max_skips: int | None = None,
-        reference: Mapping[str, Any] | None = None,
-        reference_weight: float = DEFAULT_REFERENCE_WEIGHT,
-        refresh: str = "batch",
     ) -> None:
         self._check_options(budget, target_halfwidth, mixing, tempering, prior_scale, calibrate, variance_floor,
                             min_draws, confidence, seed, max_skips)
@@ -225,7 +222,6 @@ class AdaptiveSession:
         A, b, w, scen = self._check_items(item_ids, A, b, weights, scenario_index, scenario_names, offset_scale)
         self._set_pool(pool, A, b, w, scen)
         self._set_prior(prior_mean, prior_cov)
-        self._set_reference(reference, reference_weight, refresh)
         self._init_state()
         self._set_start(start)
 
@@ -316,29 +312,6 @@ class AdaptiveSession:
         self._theta = self._mean.copy()
         self._cov = cov.copy()
 
-    def _set_reference(self, reference, weight, refresh) -> None:
-        """The reference models (``reference``: their scores and abilities) and the refresh rule."""
-        if refresh not in ("batch", "draw"):
-            raise ValueError(f"refresh must be 'batch' or 'draw', got {refresh!r}")
-        if refresh == "draw" and self.calibrate:
-            raise ValueError("refresh='draw' does not combine with calibrate=True")
-        self.refresh = refresh
-        self._ref: dict | None = None
-        if reference is None:
-            return
-        if not isinstance(reference, Mapping) or "scores" not in reference or "abilities" not in reference:
-            raise ValueError("reference must map 'scores' (models x N) and 'abilities' (models x D) to arrays")
-        Yr = np.asarray(reference["scores"], dtype=np.float64)
-        th = np.atleast_2d(np.asarray(reference["abilities"], dtype=np.float64))
-        N, D = len(self.item_ids), self._A.shape[1]
-        if Yr.ndim != 2 or Yr.shape[1] != N or th.shape != (Yr.shape[0], D) or Yr.shape[0] == 0:
-            raise ValueError(f"reference scores must be (m, {N}) and abilities (m, {D}), got {Yr.shape} and {th.shape}")
-        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 <= weight <= 1:
-            raise ValueError(f"reference_weight must be a number in [0, 1], got {weight!r}")
-        self._ref = {"Y": Yr[:, self._pos], "theta": th, "weight": float(weight),
-                     "mix": float(reference.get("mix", _REF_MIX)), "tempering": float(reference.get("tempering", _REF_TEMPERING)),
-                     "neighbours": int(reference.get("neighbours", _REF_NEIGHBOURS))}
-
     def _init_state(self) -> None:
         """State: known results (start + recorded), skips, the draws in order (arrays grown as needed)."""
         n, S = self._pos.size, len(self.scenarios)
@@ -356,11 +329,6 @@ class AdaptiveSession:
         self._dz = np.zeros(cap)  # its IRT logit before any recalibration
         self._dF = np.zeros((cap, S))  # sum over the items not asked before the draw of c_s f, per scenario
         self._dV = np.zeros((cap, S + 1))  # the draw's variance under the model (per scenario, headline)
-        self._dn = np.zeros(cap, dtype=np.int64)  # results known when the draw was made
-        self._rF = np.zeros((cap, S))  # refresh="draw": dF and dfd from every result before the draw
-        self._rf = np.zeros(cap)
-        self._r_theta = self._theta.copy()
-        self._n_refreshed = 0
         self._cache: tuple | None = None  # (n recorded, increments)
         self._stopped = False
         self._n_recorded = 0  # draws recorded: with a result or skipped
@@ -450,7 +418,6 @@ class AdaptiveSession:
             d = self._T
             self._dk[d], self._dq[d], self._dfd[d] = k, (1 - self.mixing) * h[k] / H + self.mixing * c[k] / C, f[k]
             self._dz[d] = self._zraw[k]
-            self._dn[d] = self._n_fit
             self._dF[d] = F
             self._dV[d] = Vd
             F[self._scen[k]] -= self._cs[k] * f[k]
@@ -482,7 +449,7 @@ class AdaptiveSession:
         if size <= self._dk.size:
             return
         cap = max(size, 2 * self._dk.size)
-        for name in ("_dk", "_dq", "_dfd", "_dz", "_dF", "_dV", "_dn", "_rF", "_rf"):
+        for name in ("_dk", "_dq", "_dfd", "_dz", "_dF", "_dV"):
             old = getattr(self, name)
             new = np.zeros((cap, *old.shape[1:]), dtype=old.dtype)
             new[:old.shape[0]] = old
@@ -603,16 +570,23 @@ class AdaptiveSession:
         est = phi.mean(0)
         se = phi.std(0, ddof=1) / math.sqrt(T) if T > 1 else np.full(S, np.nan)
         head_phi = phi.mean(1)
-        head_se = float(head_phi.std(ddof=1) / math.sqrt(T)) if T > 1 else nan
+        head_se = self._head_se(head_phi, T) if T > 1 else nan
         if self.variance_prior > 0 and T > 1:  # shrunk towards the model's per-draw variance (nu pseudo-draws)
             nu, model = self.variance_prior, self._dV[:T].mean(0)
             se = np.sqrt((nu * model[:S] + (T - 1) * phi.var(0, ddof=1)) / (nu + T - 1) / T)
-            head_se = math.sqrt((nu * model[S] + (T - 1) * head_phi.var(ddof=1)) / (nu + T - 1) / T)
         if self.variance_floor and T > 1:  # never below what the model expects (a floor only widens)
             floor = np.sqrt(self._dV[:T].sum(0)) / T
             se = np.maximum(se, floor[:S])
             head_se = max(head_se, float(floor[S]))
         return [(float(est[s]), float(se[s])) for s in range(S)], (float(head_phi.mean()), head_se), T
+
+    def _head_se(self, head_phi: np.ndarray, T: int) -> float:
+        """The headline's standard error from its T increments (with the variance prior, if any)."""
+        emp = float(head_phi.var(ddof=1))
+        if self.variance_prior > 0:
+            nu = self.variance_prior
+            emp = (nu * float(self._dV[:T, -1].mean()) + (T - 1) * emp) / (nu + T - 1)
+        return math.sqrt(emp / T)
 
     def _n_answered(self) -> int:
         """Results known: start + recorded (skips excluded)."""
@@ -659,7 +633,7 @@ class AdaptiveSession:
         if left > 0 and self.target_halfwidth is not None:
             phi, T = self._increments()
             if T >= max(self.min_draws, 2) and T == self.n_drawn:
-                half = self._quantile(T) * phi.mean(1).std(ddof=1) / math.sqrt(T)
+                half = self._quantile(T) * self._head_se(phi.mean(1), T)
                 if half <= self.target_halfwidth:
                     self._stopped = True
                     return 0
@@ -684,9 +658,8 @@ class AdaptiveSession:
         contrib = np.zeros((T, S))
         contrib[rows, sc] = self._cs[k] * y  # c_s y of each draw, in its scenario
         known = self._known_start + np.cumsum(contrib, 0) - contrib  # known before draw d
-        dF, dfd = self._draw_predictions(T)
-        phi = known + dF
-        phi[rows, sc] += self._cs[k] * (y - dfd) / self._dq[:T]
+        phi = known + self._dF[:T]
+        phi[rows, sc] += self._cs[k] * (y - self._dfd[:T]) / self._dq[:T]
         self._cache = (self._n_recorded, phi)
         return phi, T
 
@@ -698,7 +671,6 @@ class AdaptiveSession:
         delta-method variance)."""
         T, S = k.size, len(self.scenarios)
         rows, sc, cs, q = np.arange(T), self._scen[k], self._cs[k], self._dq[:T]
-        dF, dfd = self._draw_predictions(T)
         has = (~self._skipped[k]).astype(np.float64)
         yv = np.where(has > 0, y, 0.0)
         # r: the predicted chance that an item not asked yet has a result, from the draws before
@@ -708,9 +680,9 @@ class AdaptiveSession:
         num[rows, sc], den[rows, sc], asked[rows, sc] = cs * yv, cs * has, cs
         start_mass = np.bincount(self._scen, weights=np.where(self._start, self._cs, 0.0), minlength=S)
         unasked = 1.0 - start_mass - (np.cumsum(asked, 0) - asked)  # weight of the items not asked before d
-        N = self._known_start + np.cumsum(num, 0) - num + r[:, None] * dF
+        N = self._known_start + np.cumsum(num, 0) - num + r[:, None] * self._dF[:T]
         Dn = start_mass + np.cumsum(den, 0) - den + r[:, None] * unasked
-        N[rows, sc] += cs * (yv - r * dfd) / q
+        N[rows, sc] += cs * (yv - r * self._dfd[:T]) / q
         Dn[rows, sc] += cs * (has - r) / q
         n_bar, d_bar = N.mean(0), Dn.mean(0)
         answered = np.bincount(self._scen[self._known_positions()], minlength=S) > 0
@@ -754,39 +726,11 @@ class AdaptiveSession:
 
     def _fit_logits(self, idx: np.ndarray, theta0: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(theta, cov, z)``: the MAP ability on the known results ``idx`` and every pool item's
-        predicted logit (posterior-averaged IRT, mixed with the reference models' when given)."""
+        posterior-averaged IRT logit."""
         theta, cov = _map_ability(self._A[idx], self._b[idx], self._y[idx], self._mean, self._prec, theta0)
         m = self._A @ theta - self._b
         s2 = self._AA @ cov.reshape(-1)
-        z = m / np.sqrt(1.0 + np.pi / 8.0 * s2)
-        if self._ref is not None and self._ref["weight"] > 0:
-            a = self._ref["weight"]
-            z = (1.0 - a) * z + a * _reference_logits(self._ref, self._A, self._b, idx, self._y[idx])
-        return theta, cov, z
-
-    def _draw_predictions(self, T: int) -> tuple[np.ndarray, np.ndarray]:
-        """Per draw, ``(sum over the items not asked before it of c_s f, f of the drawn item)``: the
-        predictions made at the draw (``refresh="batch"``) or, with ``refresh="draw"``, refitted on
-        every result of the earlier draws, those of its own batch included (known before the draw
-        in the order of the draws, so each increment keeps its exact conditional mean)."""
-        if self.refresh != "draw":
-            return self._dF[:T], self._dfd[:T]
-        S = len(self.scenarios)
-        while self._n_refreshed < T:
-            d = self._n_refreshed
-            k_prev = self._dk[:d]
-            known = np.concatenate([self._start_idx, k_prev[~np.isnan(self._y[k_prev])]])
-            if known.size == self._dn[d]:  # nothing new since the draw: the draw's own prediction
-                self._rF[d], self._rf[d] = self._dF[d], self._dfd[d]
-            else:
-                self._r_theta, _, z = self._fit_logits(known, self._r_theta)
-                cf = self._cs * expit(z)
-                asked = np.concatenate([self._start_idx, k_prev])
-                self._rF[d] = np.bincount(self._scen, weights=cf, minlength=S) - np.bincount(
-                    self._scen[asked], weights=cf[asked], minlength=S)
-                self._rf[d] = cf[self._dk[d]] / self._cs[self._dk[d]]
-            self._n_refreshed += 1
-        return self._rF[:T], self._rf[:T]
+        return theta, cov, m / np.sqrt(1.0 + np.pi / 8.0 * s2)
 
     def _calibrated(self, z: np.ndarray) -> np.ndarray:
         """``alpha + beta z``: the logits recalibrated on the draws recorded so far, each against the
@@ -879,36 +823,6 @@ def _map_ability(A, b, y, mean, prec, theta0, n_newton: int = 50):
     p = expit(A @ theta - b)
     H = (A * (p * (1 - p))[:, None]).T @ A + prec
     return theta, np.linalg.inv(H)
-
-
-def _reference_logits(ref: dict, A: np.ndarray, b: np.ndarray, idx: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Logits of every pool item predicted by the reference models most like this one.
-
-    Each reference model m predicts item j by ``mix * y_mj + (1 - mix) * sigmoid(theta_m . a_j -
-    b_j)`` (its IRT probability where it has no result), clipped to [clip, 1 - clip]; its weight is
-    ``exp(tempering * log-likelihood of the known results under its predictions)``, and the
-    ``neighbours`` heaviest models predict, weighted. Without known results every reference model
-    predicts, with the same weight."""
-    Yr, th, mix, clip = ref["Y"], ref["theta"], ref["mix"], _REF_CLIP
-
-    def predicted(models: np.ndarray, items: np.ndarray | slice) -> np.ndarray:
-        p = expit(th[models] @ A[items].T - b[items])
-        own = Yr[models][:, items]
-        return np.clip(np.where(np.isnan(own), p, mix * own + (1.0 - mix) * p), clip, 1.0 - clip)
-
-    everyone = np.arange(th.shape[0])
-    if not idx.size:  # nothing known: every reference model, equally
-        return _logit(predicted(everyone, slice(None)).mean(0))
-    P = predicted(everyone, idx)
-    ll = ref["tempering"] * (y * np.log(P) + (1.0 - y) * np.log1p(-P)).sum(1)
-    k = min(ref["neighbours"], ll.size)
-    top = np.sort(np.argpartition(-ll, k - 1)[:k]) if k < ll.size else everyone
-    w = np.exp(ll[top] - ll[top].max())
-    return _logit((w / w.sum()) @ predicted(top, slice(None)))
-
-
-def _logit(f: np.ndarray) -> np.ndarray:
-    return np.log(f) - np.log1p(-f)
 
 
 def _check_count(name: str, value: Any) -> int | None:
