@@ -6,16 +6,23 @@
     python -m benchmarks.ingest_memory --models 20000 --items 5000 --cap 8G       # under prlimit --as
     python -m benchmarks.ingest_memory --models 2000 --items 5000 --layout long-parquet
     python -m benchmarks.ingest_memory --workdir /data/x --keep                  # reuse the table
+    python -m benchmarks.ingest_memory --models 3 --items 1000000 --outputs parquet csv long.parquet long.csv
 
 Writes a dense long table (``model,item,score``, one row per pair, binary scores, rows in model
 order unless ``--shuffle``) into ``--workdir`` (a temporary folder by default, removed at the
 end), then runs ``python -m tinybench_builder ingest`` on it in a fresh process, optionally under
 ``prlimit --as=CAP`` so that a run that needs more never takes the machine down (it then fails
 with the out-of-memory exit status instead). The peak resident memory of that process
-(``ru_maxrss`` from ``wait4``) is reported, with the matrix size (models x items x 8 bytes),
-their ratio and the ratio of what the table added to a baseline run of the same command on a
-10 x 10 table (the interpreter and its libraries). The matrix written is checked against the
+(``ru_maxrss`` from ``wait4``, in a small launcher: see :data:`_LAUNCH`) is reported, with the
+matrix size (models x items x 8 bytes), their ratio and the ratio of what the table added to a
+baseline run of the same command on a 10 x 10 table (the interpreter and its libraries). The matrix written is checked against the
 generator (shape and a digest of the scores).
+
+``--outputs`` chooses what the ingest writes, one run each: ``parquet`` (the wide table, the
+default), ``csv`` (wide CSV), ``long.parquet`` and ``long.csv`` (``--layout long``). Each output
+written is then read back (``ResponseMatrix.read``, what ``fit`` and ``estimate`` do) in a fresh
+process, whose peak RSS is reported too. ``--write-docs`` puts the table of the runs into
+``docs/BENCHMARKS.md`` (section ``ingest_memory.outputs``).
 """
 
 from __future__ import annotations
@@ -34,7 +41,12 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.docs_tables import Conditions, add_docs_arg, write_section
+
 LAYOUTS = ("long-csv", "long-parquet")
+#: what ``--outputs`` may ask the ingest to write: (file ending, --layout)
+OUTPUTS = {"parquet": ("parquet", "wide"), "csv": ("csv", "wide"), "long.parquet": ("parquet", "long"),
+           "long.csv": ("csv", "long")}
 
 
 def _scores(n_models: int, n_items: int, first: int, count: int, seed: int) -> np.ndarray:
@@ -91,23 +103,43 @@ def write_table(path: Path, n_models: int, n_items: int, layout: str, seed: int 
     return digest.hexdigest()
 
 
-def run_ingest(table: Path, out: Path, cap: int | None) -> dict:
+def run_ingest(table: Path, out: Path, cap: int | None, layout: str = "wide") -> dict:
     """``python -m tinybench_builder ingest table --out out`` in a fresh process: exit status, seconds, peak RSS."""
     cmd = [sys.executable, "-m", "tinybench_builder", "ingest", str(table), "--out", str(out), "--progress", "none",
-           "--jobs", "1"]
+           "--jobs", "1"] + (["--layout", layout] if layout != "wide" else [])
+    return _measured(cmd, cap)
+
+
+_READ_BACK = ("import sys\nfrom tinybench_builder.read.matrix import ResponseMatrix\n"
+              "m = ResponseMatrix.read(sys.argv[1])\nprint(m.shape[0], m.shape[1])\n")
+
+
+def run_read_back(out: Path, cap: int | None) -> dict:
+    """``ResponseMatrix.read(out)`` (what ``fit`` and ``estimate`` do first) in a fresh process: its peak RSS."""
+    return _measured([sys.executable, "-c", _READ_BACK, str(out)], cap)
+
+
+#: runs argv[2:] and writes its ru_maxrss (KiB) to argv[1]: a child's peak RSS counts the RSS of
+#: the process it was forked from (Linux copies the old memory's high-water mark at exec, vfork
+#: too), so the command is forked from this small launcher (~10 MiB), not from the benchmark,
+#: which holds the table it generated (a 3 x 1,000,000 table left ~440 MiB in every peak)
+_LAUNCH = ("import os, sys\npid = os.fork()\nif pid == 0:\n    os.execvp(sys.argv[2], sys.argv[2:])\n"
+           "_, status, usage = os.wait4(pid, 0)\nopen(sys.argv[1], 'w').write(str(usage.ru_maxrss))\n"
+           "sys.exit(os.waitstatus_to_exitcode(status))\n")
+
+
+def _measured(cmd: list[str], cap: int | None) -> dict:
+    """Run ``cmd`` (under ``prlimit --as=cap``): exit status, seconds, peak RSS (``wait4`` in a
+    launcher, see :data:`_LAUNCH`), last lines."""
     if cap:
         cmd = ["prlimit", f"--as={cap}", *cmd]
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - t0
-    assert proc.stdout is not None and proc.stderr is not None  # both are pipes
-    stdout, stderr = proc.stdout.read(), proc.stderr.read()
-    proc.stdout.close()
-    proc.stderr.close()
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return {"status": proc.returncode, "seconds": round(seconds, 1), "peak_mib": round(usage.ru_maxrss / 1024, 1),
-            "stderr": stderr.strip().splitlines()[-3:], "stdout": stdout.strip().splitlines()[:1]}
+    with tempfile.NamedTemporaryFile("r", suffix=".maxrss") as rss:
+        t0 = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-c", _LAUNCH, rss.name, *cmd], capture_output=True, text=True)
+        seconds = time.perf_counter() - t0
+        peak_kib = int(rss.read().strip() or 0)
+    return {"status": proc.returncode, "seconds": round(seconds, 1), "peak_mib": round(peak_kib / 1024, 1),
+            "stderr": proc.stderr.strip().splitlines()[-3:], "stdout": proc.stdout.strip().splitlines()[:1]}
 
 
 def _digest_of(out: Path) -> tuple[tuple[int, int], str]:
@@ -115,6 +147,31 @@ def _digest_of(out: Path) -> tuple[tuple[int, int], str]:
 
     m = ResponseMatrix.read(out)
     return m.shape, hashlib.sha256(np.ascontiguousarray(m.scores).tobytes()).hexdigest()
+
+
+#: how a run's ``--out`` is shown in the table
+_SHOWN = {"parquet": "X.parquet", "csv": "X.csv", "long.parquet": "X.parquet --layout long",
+          "long.csv": "X.csv --layout long"}
+
+
+def docs_table(rows: list[dict]) -> str:
+    """The runs as a Markdown table (docs/BENCHMARKS.md)."""
+    header = ("| input | models x items | matrix | `--out` | exit | ingest s | ingest peak RSS | output | "
+              "read-back s | read-back peak RSS | checked |")
+    lines = [header, "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        done = r["status"] == 0
+        size = f"{r['out_mib']:,} MiB" if done else "-"
+        read_peak = f"{r['read_peak_mib']:,.0f} MiB" if done else "-"
+        lines.append(f"| {r['layout']} ({r['table_mib']:,} MiB) | {r['models']:,} x {r['items']:,} | "
+                     f"{r['matrix_mib']:,} MiB | `{_SHOWN[r['output']]}` | {r['status']} | {r['seconds']} | "
+                     f"{r['peak_mib']:,.0f} MiB | {size} | {r.get('read_seconds', '-')} | {read_peak} | "
+                     f"{r.get('checked', '-')} |")
+    base = rows[0]
+    baselines = (f"Baselines (the same commands on a 10 x 10 table: the interpreter and its libraries): ingest "
+                 f"{base['baseline_peak_mib']:,.0f} MiB, read-back {base['read_baseline_peak_mib']:,.0f} MiB.")
+    lines += ["", baselines]
+    return "\n".join(lines)
 
 
 def parse_size(text: str) -> int:
@@ -134,7 +191,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workdir", type=Path, default=None, help="where the table goes (default: a temporary folder)")
     p.add_argument("--keep", action="store_true", help="keep the work folder (and reuse a table already there)")
     p.add_argument("--no-check", action="store_true", help="skip reading the output back (saves memory and time)")
+    p.add_argument("--outputs", nargs="+", choices=sorted(OUTPUTS), default=["parquet"],
+                   help="what the ingest writes, one run each: the wide parquet (default), wide CSV, or the long "
+                        "layout (--layout long) as parquet or CSV; each written output is read back in a fresh process")
+    add_docs_arg(p)
     args = p.parse_args(argv)
+    conditions = Conditions()
 
     work = args.workdir or Path(tempfile.mkdtemp(prefix="tinybench-memory-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -153,22 +215,37 @@ def main(argv: list[str] | None = None) -> int:
         tiny = work / f"tiny.{ext}"
         write_table(tiny, 10, 10, args.layout)
         base = run_ingest(tiny, work / "tiny_out.parquet", args.cap)
-        run = run_ingest(table, work / "out.parquet", args.cap)
+        base_read = run_read_back(work / "tiny_out.parquet", args.cap)
         matrix_mib = args.models * args.items * 8 / (1 << 20)
-        row = {
-            "layout": args.layout, "models": args.models, "items": args.items, "rows": args.models * args.items,
-            "table_mib": round(table.stat().st_size / (1 << 20), 1), "matrix_mib": round(matrix_mib, 1),
-            "cap": args.cap, "status": run["status"], "seconds": run["seconds"], "peak_mib": run["peak_mib"],
-            "baseline_peak_mib": base["peak_mib"],
-            "peak_over_matrix": round(run["peak_mib"] / matrix_mib, 2),
-            "added_over_matrix": round((run["peak_mib"] - base["peak_mib"]) / matrix_mib, 2),
-            "table_written_s": round(made, 1), "load": os.getloadavg()[0], "stderr": run["stderr"],
-        }
-        if run["status"] == 0 and not args.no_check:
-            shape, got = _digest_of(work / "out.parquet")
-            row["checked"] = shape == (args.models, args.items) and (args.shuffle or got == want)
-        print(json.dumps(row))
-        return 0 if run["status"] == 0 else 1
+        rows = []
+        for output in args.outputs:
+            _, out_layout = OUTPUTS[output]
+            out = work / f"out.{output}"
+            run = run_ingest(table, out, args.cap, out_layout)
+            row = {
+                "layout": args.layout, "output": output, "models": args.models, "items": args.items,
+                "rows": args.models * args.items, "table_mib": round(table.stat().st_size / (1 << 20), 1),
+                "matrix_mib": round(matrix_mib, 1), "cap": args.cap, "status": run["status"],
+                "seconds": run["seconds"], "peak_mib": run["peak_mib"], "baseline_peak_mib": base["peak_mib"],
+                "read_baseline_peak_mib": base_read["peak_mib"],
+                "peak_over_matrix": round(run["peak_mib"] / matrix_mib, 2),
+                "added_over_matrix": round((run["peak_mib"] - base["peak_mib"]) / matrix_mib, 2),
+                "table_written_s": round(made, 1), "load": os.getloadavg()[0], "stderr": run["stderr"],
+            }
+            if run["status"] == 0:
+                row["out_mib"] = round(out.stat().st_size / (1 << 20), 1)
+                back = run_read_back(out, args.cap)
+                row.update(read_status=back["status"], read_seconds=back["seconds"], read_peak_mib=back["peak_mib"])
+                if not args.no_check and back["status"] == 0:
+                    shape, got = _digest_of(out)
+                    row["checked"] = shape == (args.models, args.items) and (args.shuffle or got == want)
+                out.unlink()
+            print(json.dumps(row), flush=True)
+            rows.append(row)
+        if args.write_docs:
+            write_section("ingest_memory.outputs", docs_table(rows), conditions,
+                          title="Ingest memory: what the output layout costs", module="ingest_memory")
+        return 0 if all(r["status"] == 0 for r in rows) else 1
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -33,6 +33,7 @@ SLOW_TESTS = {
     "test_release.py::test_release_script_help_and_errors_without_traceback",
     "test_ingest_engine.py::test_hub_models_on_the_local_pool_and_a_corrupt_file_on_the_hub",
     "test_out_of_memory.py::test_ingest_of_a_table_too_wide_for_parquet_is_one_error_line",
+    "test_long_output.py::test_the_wide_parquet_refusal_gives_the_long_table_and_its_command",
 }
 #: fixtures of the loopback Hub: a test that takes one starts the real clients in new processes
 HUB_FIXTURES = {"hub_server", "hub_env"}
@@ -59,3 +60,19 @@ def hub_env(hub_server, tmp_path):
     HF_HOME=<tmp>, HF_TOKEN=HUB_TOKEN, no HF_HUB_OFFLINE. For offline runs use
     ``{**hub_env, "HF_HUB_OFFLINE": "1"}`` (same HF_HOME = same cache)."""
     return hub_server.client_env(tmp_path / "hf_home", token=HUB_TOKEN)
+
+
+@pytest.fixture
+def package_log(caplog):
+    """``caplog`` for the package's messages. The package logger has its own handler and does not
+    propagate (one line per message where the root logger has handlers too), so pytest's handler,
+    which sits on the root logger, is attached to it here for the test's length."""
+    import logging
+
+    logger = logging.getLogger("tinybench_builder")
+    logger.addHandler(caplog.handler)
+    try:
+        with caplog.at_level(logging.DEBUG, logger="tinybench_builder"):
+            yield caplog
+    finally:
+        logger.removeHandler(caplog.handler)

@@ -244,6 +244,79 @@ def test_deep_json_elsewhere(tmp_path, capsys):
     assert "not valid JSON" in layout.ownership_problem(tmp_path / "ds")
 
 
+# issue 29, item 3: nested too deeply *after* the loading (a model list, a key), named with the file
+def _deep_list(depth: int) -> list:
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def _deep_tuple(depth: int) -> tuple:
+    value: tuple = ()
+    for _ in range(depth):
+        value = (value,)
+    return value
+
+
+def _dump_deep(path: Path, obj) -> Path:
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 30_000))  # pickling a deep object recurses; unpickling does not
+    try:
+        path.write_bytes(pickle.dumps(obj, protocol=4))
+    finally:
+        sys.setrecursionlimit(limit)
+    return path
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: {"models": _deep_list(5_000), "data": {"bio": {"correctness": np.zeros((3, 1))}}},
+     r"field 'models' must be a list of model names \(text\), found list \[\[\["),
+    (lambda: {"models": ["a"], "data": {_deep_tuple(5_000): {"correctness": np.zeros((3, 1))},
+                                        "bio": {"correctness": np.zeros((3, 1))}}},
+     "the input is nested too deeply to be read"),
+], ids=["model-list", "entry-name"])
+def test_a_pickle_nested_too_deeply_past_the_loading_is_named(tmp_path, make, message, capsys):
+    """The pickle loads (its reader is not recursive) but its deep model list or entry name made
+    the message that names it recurse: "an input is nested too deeply", without the file."""
+    pkl = _dump_deep(tmp_path / "lb.pkl", make())
+    assert main(["ingest", str(pkl), "--out", str(tmp_path / "o.parquet"), "--progress", "none"]) == 2
+    line = _one_error_line(capsys, message)
+    assert str(pkl) in line, line
+    assert not (tmp_path / "o.parquet").exists()
+
+
+def test_an_original_pickle_nested_too_deeply_is_named(tmp_path, capsys):
+    pkl = _dump_deep(tmp_path / "tinyBenchmarks.pkl", {"lb": {}, _deep_tuple(5_000): 1})
+    assert main(["import-original", str(pkl), "--bench", "mmlu", "--out", str(tmp_path / "o")]) == 2
+    line = _one_error_line(capsys, "nested too deeply")
+    assert str(pkl) in line, line
+
+
+def test_a_reader_that_recurses_too_deep_is_bad_input_named_and_not_retried(tmp_path, monkeypatch, capsys):
+    """A RecursionError inside a model's reader was retried, then reported as a failed model
+    (exit 3): it is bad input, like a JSON nested too deeply, named with the model's source."""
+    from tinybench_builder.read.sources import _common
+
+    root = _lm_tree(tmp_path / "logs", n_models=2)
+    calls = []
+
+    def recurse(unit):
+        calls.append(unit.source)
+        if unit.source.endswith("org__m1"):
+            raise RecursionError("maximum recursion depth exceeded")
+        return real(unit)
+
+    real = _common.read_unit
+    monkeypatch.setattr(_common, "read_unit", recurse)
+    rc = main(["ingest", str(root), "--out", str(tmp_path / "o.parquet"), "--jobs", "1", "--retries", "2",
+               "--progress", "none"])
+    assert rc == 2
+    line = _one_error_line(capsys, "nested too deeply")
+    assert str(root / "org__m1") in line, line
+    assert calls.count(str(root / "org__m1")) == 1  # bad input: never retried
+
+
 @pytest.mark.parametrize("doc_id", ["1e999", "-1e999", "NaN", "123456789012345678901234567890", "1.5", "true",
                                     "-3", '"12abc"', "null", "[1]"])
 def test_doc_ids_that_are_not_row_positions(tmp_path, doc_id, capsys):

@@ -98,3 +98,58 @@ def test_write_sidecar_writes_and_rewrites_its_own_file(tmp_path):
         write_sidecar(p, "# ours\n3\n", header="# ours")
     assert p.read_text() == "# someone else's\n"
     assert sorted(x.name for x in tmp_path.iterdir()) == ["a.txt"]
+
+
+# --------------------------------------------------------------------------- issue 29, item 1
+class _FailAll:
+    def __call__(self, unit):
+        raise OSError(5, "Input/output error")
+
+
+def test_a_successful_rerun_removes_the_failed_list_of_the_earlier_run(failing, monkeypatch):
+    """The list of an earlier partial run named models that the re-run has read: it must go with the new output."""
+    root, out, argv = failing
+    assert run_ingest(_parse([str(root), *argv])) == 3
+    assert (out.parent / "bio.failed.txt").is_file()
+    monkeypatch.setattr(_common, "read_unit", read_unit)  # the model reads now
+    assert run_ingest(_parse([str(root), *argv])) == 0
+    assert ResponseMatrix.read(out).models == ["org/m0", "org/m1", "org/m2"]
+    assert sorted(p.name for p in out.parent.iterdir()) == ["bio.parquet"]  # no stale list, no temporary file
+
+
+def test_a_rerun_that_fails_for_other_models_rewrites_the_list(failing, monkeypatch):
+    root, out, argv = failing
+    assert run_ingest(_parse([str(root), *argv])) == 3
+    monkeypatch.setattr(_common, "read_unit", _FailOne("org__m2"))
+    assert run_ingest(_parse([str(root), *argv])) == 3
+    listed = [line.split("\t")[0] for line in (out.parent / "bio.failed.txt").read_text().splitlines()[1:]]
+    assert listed == ["org/m2"] and ResponseMatrix.read(out).models == ["org/m0", "org/m1"]
+
+
+def test_a_run_that_writes_nothing_leaves_the_earlier_output_and_its_list(failing, monkeypatch, capsys):
+    """Every model failed: nothing is written, so the earlier output keeps the list that describes it."""
+    root, out, argv = failing
+    assert run_ingest(_parse([str(root), *argv])) == 3
+    before = (out.read_bytes(), (out.parent / "bio.failed.txt").read_text())
+    monkeypatch.setattr(_common, "read_unit", _FailAll())
+    capsys.readouterr()
+    assert run_ingest(_parse([str(root), *argv])) == 3
+    err = capsys.readouterr().err
+    assert "3 of 3 model(s) could not be read after their retries; nothing written" in err, err
+    assert (out.read_bytes(), (out.parent / "bio.failed.txt").read_text()) == before
+    assert sorted(p.name for p in out.parent.iterdir()) == ["bio.failed.txt", "bio.parquet"]
+
+
+def test_a_failed_write_of_the_output_leaves_the_earlier_list(failing, monkeypatch):
+    root, out, argv = failing
+    assert run_ingest(_parse([str(root), *argv])) == 3
+    before = (out.read_bytes(), (out.parent / "bio.failed.txt").read_text())
+    monkeypatch.setattr(_common, "read_unit", read_unit)
+
+    def full_disk(self, path, layout="wide"):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(ResponseMatrix, "write", full_disk)
+    assert run_ingest(_parse([str(root), *argv])) == 2
+    assert (out.read_bytes(), (out.parent / "bio.failed.txt").read_text()) == before
+    assert sorted(p.name for p in out.parent.iterdir()) == ["bio.failed.txt", "bio.parquet"]

@@ -190,8 +190,8 @@ def test_another_design_is_refused_naming_both_versions(mmlu, tmp_path, capsys):
         e11.estimate(dict(zip(rows2["item_id"], y)))  # v2.0.0's rows by id (some are not even v1.1.0's items)
     # a table of v2.0.0's tiny split given to v1.1.0 (tinybench-builder estimate DIR TABLE)
     pd.DataFrame([y], columns=list(rows2["item_id"]), index=pd.Index(["m"], name="model")).to_parquet(tmp_path / "t.parquet")
-    with pytest.raises(ValueError, match=r"anchors of tinyMMLU 1\.1\.0 .* are missing"):
-        estimate_table(mmlu["v11"], tmp_path / "t.parquet")
+    with pytest.raises(ValueError, match=r"none of the 10 anchor items is a column .*other item.s. of tinyMMLU 1\.1\.0"):
+        estimate_table(mmlu["v11"], tmp_path / "t.parquet")  # no v1.1.0 anchor among v2.0.0's rows
     with pytest.raises(ValueError, match=r"tinyMMLU 2\.0\.0 cannot be estimated"):
         estimate_table(mmlu["v11"], tmp_path / "t.parquet", version="2.0.0")
     assert len(estimate_table(mmlu["v2"], tmp_path / "t.parquet", version="2.0.0")) == 1
@@ -334,11 +334,16 @@ def test_release_rule_update_from_previous_and_the_offline_revision(tmp_path):
     assert "give the revision the results were made against, e.g. hub:tinyOrg/tinyAlpacaEval@v1.0.0" in \
         offline["no_revision"]
     # load_dataset(repo, revision=...) offline may serve another cached revision; if it does, those rows
-    # are refused by the v1.0.0 estimator (they are not its anchors), never estimated silently
+    # are never estimated silently by the v1.0.0 estimator: refused when none is one of its anchors, else
+    # estimated from the anchors among them (a partial run, issue 29) with a warning naming the others
+    served = offline["estimate_of_served"]
     if offline["served_by_load_dataset"] != v1_rows:
-        assert "not one of the 8 anchors of tinyAlpacaEval 1.0.0" in offline["estimate_of_served"]["error"]
+        if "error" in served:
+            assert "not one of the 8 anchors of tinyAlpacaEval 1.0.0" in served["error"]
+        else:
+            assert len(served["warnings"]) == 1 and "label(s) are not used" in served["warnings"][0], served
     else:
-        assert "score" in offline["estimate_of_served"]
+        assert "score" in served and served["warnings"] == []
     print("offline load_dataset(repo, revision='v1.0.0') served v1.0.0's rows:",
           offline["served_by_load_dataset"] == v1_rows)
 
@@ -379,19 +384,28 @@ def test_full_rows_are_read_by_their_anchor_labels(mmlu, tmp_path):
     got = [r["score"] for r in e11.estimate(frame)]
     # (a batch of rows and a single row may differ in the last bit: the estimator's arithmetic is vectorised)
     assert got[0] == pytest.approx(want, abs=1e-12) and len(got) == 3
-    with pytest.raises(ValueError, match="unknown item id 'model'"):  # a partial row must hold anchors only
-        e11.estimate(frame[e11.anchor_ids[:5]].reset_index(names="model"))
+    with pytest.warns(UserWarning, match=r"1 label\(s\) are not used \('model'"):  # a partial row (issue 29)
+        assert e11.estimate(frame[e11.anchor_ids[:5]].reset_index(names="model")) == \
+            e11.estimate(frame[e11.anchor_ids[:5]])
     assert e11.estimate(frame.reset_index(names="model"))[0]["score"] == got[0]  # a full row: other labels ignored
     # the CLI (tinybench-builder estimate DIR TABLE) takes the same full rows and gives the same estimates
     frame.rename_axis("model").to_parquet(tmp_path / "full.parquet")
     table = estimate_table(mmlu["v11"], tmp_path / "full.parquet")
     assert list(table["score"]) == pytest.approx(got, abs=1e-12)
     others = [i for i in m.items if i not in e11.anchor_ids][:2]
-    partial = frame[e11.anchor_ids[:5] + others]  # ... and both refuse the same partial rows of other items
-    partial.rename_axis("model").to_parquet(tmp_path / "partial.parquet")
-    for run in (lambda: e11.estimate(partial), lambda: estimate_table(mmlu["v11"], tmp_path / "partial.parquet")):
-        with pytest.raises(ValueError, match=f"item '{others[0]}' is not one of the 10 anchors of tinyMMLU 1.1.0"):
-            run()
+    partial = frame[e11.anchor_ids[:5] + others]  # ... and both read the anchors of partial rows of other items
+    partial.rename_axis("model").to_parquet(tmp_path / "partial.parquet")  # (issue 29: they were refused)
+    with pytest.warns(UserWarning, match=f"2 label\\(s\\) are not used \\({others[0]!r}"):
+        api = [r["score"] for r in e11.estimate(partial)]
+    assert api == [r["score"] for r in e11.estimate(frame[e11.anchor_ids[:5]])]
+    table = estimate_table(mmlu["v11"], tmp_path / "partial.parquet")
+    assert list(table["score"]) == pytest.approx(api, abs=1e-12)
+    only_others = frame[others].rename_axis("model")  # not a single anchor: refused by both
+    only_others.to_parquet(tmp_path / "others.parquet")
+    with pytest.raises(ValueError, match=f"item '{others[0]}' is not one of the 10 anchors of tinyMMLU 1.1.0"):
+        e11.estimate(only_others)
+    with pytest.raises(ValueError, match="none of the 10 anchor items is a column.*2 other item.s. of tinyMMLU 1.1.0"):
+        estimate_table(mmlu["v11"], tmp_path / "others.parquet")
 
 
 def test_full_benchmark_logs_give_the_estimate_and_the_exact_score(tmp_path):

@@ -147,6 +147,46 @@ def test_a_run_whose_workers_are_all_gone_stops_within_the_bound(tmp_path, monke
         assert killed and time.monotonic() - t0 < 90
 
 
+_ABANDONED_GATHER = """
+import gc, logging, sys, time
+import distributed
+from tinybench_builder.read.sources.dask_map import _gather, dask_client
+
+if __name__ == "__main__":
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None, silence_logs=logging.CRITICAL) as cluster:
+        with dask_client(cluster.scheduler_address) as client:
+            # what distributed's client logs when a worker holding results is gone (the run says it itself)
+            logging.getLogger("distributed.client").warning("Couldn't gather 16 keys, rescheduling")
+            future = client.submit(time.sleep, 30, pure=False)  # never done within the bound
+            try:
+                _gather(client, [future], 0.5)
+            except TimeoutError:
+                print("bounded", flush=True)
+            del future
+        gc.collect()  # the abandoned waits of distributed's gather end here, with the client
+        print("closed", flush=True)
+"""
+
+
+def test_a_bounded_gather_that_ran_out_prints_no_traceback(tmp_path):
+    """When every worker is gone the run stops with one error line, but a Python traceback came
+    with it: distributed's gather waits on each key in tasks of its own, which our bound (the
+    gather's callback_timeout) cancels from outside; left behind, they end with AllExit when the
+    client closes and asyncio prints "Task exception was never retrieved" and a traceback. The
+    mechanism, made deterministic: a gather of a task that never finishes within the bound. And
+    distributed's own warning about the lost results ("Couldn't gather N keys, rescheduling")
+    stays off stderr on a --scheduler client of ours, as on the local cluster."""
+    pytest.importorskip("distributed")
+    script = tmp_path / "abandoned.py"
+    script.write_text(_ABANDONED_GATHER)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=180,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stdout.split() == ["bounded", "closed"], (proc.stdout, proc.stderr[-3000:])
+    assert "Traceback" not in proc.stderr and "never retrieved" not in proc.stderr, proc.stderr[-3000:]
+    assert "Couldn't gather" not in proc.stderr, proc.stderr[-3000:]
+
+
 def test_an_ingest_of_hub_models_from_a_stalled_hub_fails_within_the_bound(silent, tmp_path):
     """``ingest --hub-models`` hung forever on a Hub that accepts and never answers (the Hub
     client has no timeout): now the model fails after the bound, named with what was awaited."""

@@ -17,7 +17,8 @@ This module imports nothing of the package (every stage may import it).
 
 from __future__ import annotations
 
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 __all__ = [
     "TinybenchError", "InputError",
@@ -26,7 +27,7 @@ __all__ = [
     "ClusterError", "ModelUnavailable", "ReadFailed", "IncompleteIngest", "OutOfMemory", "WaitTimeout",
     "OUT_OF_MEMORY_EXIT", "TIMEOUT_EXIT",
     "PeersUnavailableError", "PeerWorkerError",
-    "one_line", "describe_error",
+    "one_line", "describe_error", "nested_too_deeply", "TOO_DEEP",
 ]
 
 
@@ -169,3 +170,21 @@ def describe_error(exc: BaseException, limit: int = 400) -> str:
     """
     status = getattr(getattr(exc, "response", None), "status_code", None)
     return f"{type(exc).__name__}{f' (HTTP {status})' if status else ''}: {one_line(str(exc), limit)}"
+
+
+#: what a RecursionError while reading an input means (said with the file's name)
+TOO_DEEP = "the input is nested too deeply to be read (a JSON or pickle structure of thousands of levels)"
+
+
+@contextmanager
+def nested_too_deeply(path: Any, error: type[InputError] = InputError) -> Iterator[None]:
+    """Turn a ``RecursionError`` raised in the block into ``error`` naming ``path`` (bad input: exit 2, never retried).
+
+    A structure thousands of levels deep can load (the pickle reader is not recursive) and still
+    make Python recurse later, when it is checked or described (``repr`` of a deep model list);
+    the reader of ``path`` knows the file, the command line's last resort does not.
+    """
+    try:
+        yield
+    except RecursionError:
+        raise error(f"{path}: {TOO_DEEP}") from None

@@ -66,6 +66,7 @@ import json
 import math
 import os
 import re
+import warnings
 import zipfile
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -932,7 +933,7 @@ class TinyEstimator:
                 scores = value
             else:  # a frame: columns are item ids, one model per row
                 cols = value[0]
-                self.check_items(cols)
+                self._warn_unused(self.check_items(cols), len(cols), stacklevel=4)  # the caller of estimate
                 rows = [self._row_of(dict(zip(cols, r)), checked=True) for r in value[1]]
                 if not rows:
                     raise ValueError("no scores given")
@@ -976,38 +977,54 @@ class TinyEstimator:
             raise ValueError("no anchor is answered: give at least one score")
         return Y, single
 
-    def check_items(self, keys: Sequence[str]) -> None:
-        """``ValueError`` unless results labelled by the item ids ``keys`` can be estimated:
-        anchors only (any subset), or a full row (every anchor; any other label is ignored).
-        Items that are not anchors next to missing anchors are the results of another tiny
-        split (another version's design): refused. ``estimate`` checks labelled
-        input so; ``tinybench-builder estimate`` checks a table's item columns the same way."""
+    def match_labels(self, keys: Sequence[Any]) -> tuple[list[str], list[str], list[str]]:
+        """Item-id labels ``keys`` (a table's columns, a mapping's keys) sorted out, each in their
+        order: ``(anchors, other items of the benchmark, labels that are not items)``."""
+        anchors: list[str] = []
+        others: list[str] = []
+        unknown: list[str] = []
+        for key in map(str, keys):
+            (anchors if key in self._anchor_index else others if key in self._item_set else unknown).append(key)
+        return anchors, others, unknown
+
+    def check_items(self, keys: Sequence[str]) -> list[str]:
+        """``ValueError`` unless results labelled by the item ids ``keys`` can be estimated; returns
+        the labels that are not used. The rule (``estimate`` and ``tinybench-builder estimate`` alike):
+        the anchors among the labels are read, any subset of them (a partial run) or all (a full
+        row); every other label (an item that is not an anchor, a name that is not an item) is not
+        used, and when anchors are missing ``estimate`` names them in a warning. Labels without a
+        single anchor are refused: another benchmark, item ids in another form, results of another
+        version's tiny split. No label at all is left to the caller ("no anchor is answered")."""
         k = len(self.anchor_ids)
-        keys = [str(key) for key in keys]
+        anchors, others, unknown = self.match_labels(keys)
+        if anchors or not (others or unknown):
+            return [str(key) for key in keys if str(key) not in self._anchor_index]
         name = self.metadata.get("benchmark") or "this tiny benchmark"
         mine = f"{name} {self.version}" if self.version else name
-        unknown = [key for key in keys if key not in self._item_set]
-        missing = [a for a in self.anchor_ids if a not in set(keys)]
-        if not missing:
-            return  # a full row: every anchor is there, whatever else is (items of a grown benchmark...)
         if unknown:
             raise ValueError(f"unknown item id {unknown[0]!r}" + (
                 f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else "") +
-                f": not an item of {mine} (a model name belongs in the index, not in a column; results of another "
-                "version's tiny split are estimated by the estimator of that version)")
-        others = [key for key in keys if key not in self._anchor_index]
-        if others:
-            raise ValueError(
-                f"item {others[0]!r} is not one of the {k} anchors of {mine} (design {self.design_hash[:12]}), and "
-                f"{len(missing)} of the anchors are missing (e.g. {missing[0]!r}): the scores name "
-                f"{len(others)} other item(s) of the benchmark. A full row (every item) is read by its anchor "
-                "labels; a partial one must hold anchors only. Results of another version's tiny split? "
-                "Estimate them with the estimator of that version (or, to estimate from the anchors they "
-                "happen to include, keep only the anchor columns)")
+                f": not an item of {mine}, and none of its {k} anchors is given (a model name belongs in the "
+                "index, not in a column; results of another version's tiny split are estimated by the estimator "
+                "of that version)")
+        raise ValueError(
+            f"item {others[0]!r} is not one of the {k} anchors of {mine} (design {self.design_hash[:12]}), and "
+            f"none of the anchors is given (e.g. {self.anchor_ids[0]!r}): the scores name {len(others)} other "
+            "item(s) of the benchmark. Results of another version's tiny split? Estimate them with the "
+            "estimator of that version")
+
+    def _warn_unused(self, unused: Sequence[str], n_labels: int, stacklevel: int) -> None:
+        """Name the labels a partial run's estimate does not use (a full row says nothing)."""
+        given = n_labels - len(unused)
+        if not unused or given >= len(self.anchor_ids):
+            return
+        shown = ", ".join(repr(u) for u in unused[:3]) + (", ..." if len(unused) > 3 else "")
+        warnings.warn(f"{len(unused)} label(s) are not used ({shown}: not anchors); the estimate uses the {given} of "
+                      f"the {len(self.anchor_ids)} anchors given (a partial run)", UserWarning, stacklevel=stacklevel)
 
     def _row_of(self, scores: Mapping, checked: bool = False) -> np.ndarray:
         if not checked:
-            self.check_items(list(scores))
+            self._warn_unused(self.check_items(list(scores)), len(scores), stacklevel=5)
         row = np.full(len(self.anchor_ids), np.nan)
         for key, val in scores.items():
             idx = self._anchor_index.get(str(key))

@@ -18,6 +18,12 @@ with the header this tool writes; :func:`write_sidecar` checks again and writes 
 (a temporary sibling created with ``O_EXCL``, which never follows a link, then a rename, which
 replaces a name and never writes through it).
 
+A sidecar describes the output it sits beside, so it changes with that output and only with it
+(:class:`SidecarUpdate`): its next state (new text, or no file) is checked and written aside
+*before* the output is replaced, then put in place (renamed, or an earlier sidecar of ours
+removed) right after the output's own rename. An output that is not written leaves the sidecar
+as it was; only a process killed between the two renames can separate them.
+
 Hidden siblings (the temporary file of :func:`atomic_output`, the staging and old folders of
 :mod:`tinybench_builder.layout`) are named ``.<name>.<pid>-<host>-<hex>.tmp``, ``.<name>.building-<pid>-<host>``
 and ``.<name>.old-<pid>-<host>`` (:func:`sibling`): ``<host>`` is a hash of this machine's name,
@@ -45,8 +51,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-__all__ = ["atomic_output", "same_file", "is_within", "check_sidecar", "write_sidecar", "sidecar_name", "sibling",
-           "remove_stale", "HOST_TAG"]
+__all__ = ["atomic_output", "same_file", "is_within", "check_sidecar", "write_sidecar", "SidecarUpdate",
+           "sidecar_name", "sibling", "remove_stale", "HOST_TAG"]
 
 #: this machine in the names of hidden siblings (a run on another host sharing the folder is not ours)
 HOST_TAG = hashlib.sha256(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:8]
@@ -210,9 +216,84 @@ def check_sidecar(path: str | os.PathLike, header: str) -> None:
 
 def write_sidecar(path: str | os.PathLike, text: str, header: str) -> Path:
     """Write ``text`` (which starts with ``header``) to ``path`` atomically, if :func:`check_sidecar` allows."""
-    if not text.startswith(header):
-        raise ValueError("a sidecar's text starts with its header")
-    check_sidecar(path, header)
-    with atomic_output(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
-    return Path(path)
+    with SidecarUpdate(path, header, text) as update:
+        written = update.commit()
+    assert written is not None  # there was a text to write
+    return written
+
+
+class SidecarUpdate:
+    """The next state of the sidecar ``path`` of an output: ``text`` (which starts with ``header``),
+    or None for no sidecar (an earlier one of ours is removed).
+
+    ::
+
+        with SidecarUpdate(failed_txt, HEADER, text_or_none) as update:   # checked, written aside
+            write_the_output()                                             # its own atomic rename
+            update.commit()                                                # right after it
+
+    Entering checks ``path`` (:func:`check_sidecar`: ``FileExistsError`` for a link or a file that
+    is not ours) and writes the text to a temporary sibling, so that nothing about the sidecar can
+    fail once the output is replaced but another check and a rename (or an unlink). Leaving the
+    block without :meth:`commit` (the output failed) removes the temporary file and leaves
+    ``path`` as it was.
+    """
+
+    def __init__(self, path: str | os.PathLike, header: str, text: str | None) -> None:
+        if text is not None and not text.startswith(header):
+            raise ValueError("a sidecar's text starts with its header")
+        self.path = Path(path)
+        self.header = header
+        self.text = text
+        self._tmp: Path | None = None
+        self._ready = False
+
+    def prepare(self) -> "SidecarUpdate":
+        """Check ``path`` and write the text aside (once); ``FileExistsError`` when ``path`` is not ours."""
+        if self._ready:
+            return self
+        check_sidecar(self.path, self.header)
+        if self.text is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            remove_stale(self.path)  # what killed runs left next to this sidecar
+            tmp = sibling(self.path, "tmp")
+            try:
+                with open(tmp, "x", encoding="utf-8") as fh:  # O_EXCL: never through a link
+                    fh.write(self.text)
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                raise
+            self._tmp = tmp
+        self._ready = True
+        return self
+
+    def commit(self) -> Path | None:
+        """Put the prepared state in place: the sidecar's path, or None when there is none now.
+        Checked again first (a link or a file of someone else's that appeared since is never
+        replaced or removed: ``FileExistsError``, the temporary file removed)."""
+        self.prepare()
+        try:
+            check_sidecar(self.path, self.header)
+            if self._tmp is not None:
+                os.replace(self._tmp, self.path)  # replaces the name, never writes through it
+                self._tmp = None
+                return self.path
+            try:
+                os.unlink(self.path)  # an earlier sidecar of ours (check_sidecar said so), or nothing
+            except FileNotFoundError:
+                pass
+            return None
+        finally:
+            self.discard()
+
+    def discard(self) -> None:
+        """Remove the prepared temporary file, if any; ``path`` stays as it is."""
+        if self._tmp is not None:
+            self._tmp.unlink(missing_ok=True)
+            self._tmp = None
+
+    def __enter__(self) -> "SidecarUpdate":
+        return self.prepare()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.discard()

@@ -60,9 +60,13 @@ def offline_revision(repo: str, tag: str) -> dict:
             estimate_table(f"hub:{repo}", table)
         except ValueError as exc:
             out["no_revision"] = str(exc)
+    import warnings
+
     try:  # the rows datasets served, estimated by id with the estimator of the tag asked for
-        res = est.estimate(dict.fromkeys(served, 1.0), version=tag)
-        out["estimate_of_served"] = {"score": res["score"]}
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            res = est.estimate(dict.fromkeys(served, 1.0), version=tag)
+        out["estimate_of_served"] = {"score": res["score"], "warnings": [str(w.message) for w in said]}
     except ValueError as exc:
         out["estimate_of_served"] = {"error": str(exc)}
     return out

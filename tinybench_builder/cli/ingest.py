@@ -17,13 +17,16 @@ import pandas as pd
 
 from tinybench_builder.cli._args import add_common
 from tinybench_builder.cli._run import command
+from tinybench_builder.progress import get_logger
 from tinybench_builder.read import FORMATS, IngestResult, ingest_with_report
-from tinybench_builder.read import MatrixFormatError, ResponseMatrix
+from tinybench_builder.read import MAX_PARQUET_COLUMNS, MatrixFormatError, ResponseMatrix
 from tinybench_builder.read import SourceError
 from tinybench_builder.read import UnitFailure
 
+_log = get_logger(__name__)
+
 __all__ = ["register", "add_ingest_arguments", "run_ingest", "INGEST_EPILOG", "read_hub_models", "write_failures",
-           "failures_path", "FAILED_HEADER"]
+           "write_matrix", "check_width", "same_command", "failures_text", "failures_path", "FAILED_HEADER"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -44,7 +47,11 @@ def add_ingest_arguments(parser: argparse.ArgumentParser) -> None:
                         help="evaluation outputs: files or folders (lm-eval logs, leaderboard details, "
                              "AlpacaEval results, HELM runs, legacy pickle, score tables)")
     parser.add_argument("--out", required=True, metavar="FILE.parquet",
-                        help="where to write the wide score table (models x items)")
+                        help="where to write the score table (models x items; .parquet or .csv)")
+    parser.add_argument("--layout", choices=["wide", "long"], default="wide",
+                        help="wide: one row per model, one column per item (default); long: columns model, item, "
+                             "score, one row per evaluated pair, for matrices too wide for a wide parquet table "
+                             f"(over {MAX_PARQUET_COLUMNS:,} items); fit, build and estimate read both")
     parser.add_argument("--task", default=None, metavar="NAME",
                         help="task/benchmark to read (lm-eval task or group, arc|hellaswag|mmlu|truthfulqa|"
                              "winogrande|gsm8k for leaderboard v1, AlpacaEval annotator, HELM run group, pickle entry)")
@@ -83,10 +90,12 @@ def add_ingest_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 INGEST_EPILOG = """\
-exit status: 0 every model read; 2 bad input or unusable cluster (nothing written); 3 some
-models kept failing after their retries (the others are written, the failed ones are listed
-on stderr and in <out stem>.failed.txt, which is never written through a link or over a file
-that is not an earlier list: such a file is refused before the reading); 4 out of memory
+exit status: 0 every model read (an earlier <out stem>.failed.txt is removed with the new
+output); 2 bad input or unusable cluster (nothing written); 3 some models kept failing after
+their retries (the others are written, the failed ones are listed on stderr and in <out
+stem>.failed.txt, which always describes the output beside it and is never written through a
+link or over a file that is not an earlier list: such a file is refused before the reading;
+when every model failed nothing is written, the list neither); 4 out of memory
 (nothing written; a long table needs about 3x its matrix, models x items x 8 bytes)
 
 examples:
@@ -154,21 +163,81 @@ def run_ingest(args: argparse.Namespace) -> int:
         progress=getattr(args, "progress", "auto"),
     )
     matrix = result.matrix
+    failed_file: Path | None = None
     if matrix is not None:
-        matrix.write(out)
+        layout = getattr(args, "layout", "wide")
+        check_width(matrix, out, layout, args)
+        failed_file, problem = write_matrix(matrix, out, result.failures, layout)
         items_out = getattr(args, "items_out", None)
         if items_out and matrix.item_info is not None:
             write_item_info(matrix.item_info, items_out)
         print(format_summary(matrix, out, result=result))
+        if problem and result.failures:  # it appeared after the check: the list is on stderr only
+            print(f"error: the list of failed models was not written: {problem}", file=sys.stderr)
+        elif problem:
+            _log.warning(f"warning: the list of failed models of an earlier run was not removed: {problem}")
+    # nothing written (every model failed): the earlier output, if any, keeps the list that describes it
     if result.failures:
-        try:
-            failed_file = write_failures(result.failures, out)
-        except OSError as exc:  # it appeared after the check: the list is on stderr only
-            failed_file = None
-            print(f"error: the list of failed models was not written: {exc}", file=sys.stderr)
         print(format_failures(result, failed_file, wrote=matrix is not None), file=sys.stderr)
         return 3
     return 0
+
+
+def check_width(matrix: ResponseMatrix, out: Path, layout: str, args: argparse.Namespace) -> None:
+    """Refuse a wide parquet ``out`` of more than :data:`MAX_PARQUET_COLUMNS` items, giving the
+    command that works: the same with ``--layout long`` (or a wide CSV)."""
+    from tinybench_builder.read import table_format
+
+    n_items = matrix.shape[1]
+    if layout != "wide" or table_format(out) != "parquet" or n_items <= MAX_PARQUET_COLUMNS:
+        return
+    raise SourceError(f"{out}: {n_items:,} items are too many columns for a wide parquet table (parquet keeps "
+                      f"metadata per column: writing and reading it takes GBs; at most {MAX_PARQUET_COLUMNS:,}), "
+                      f"although the matrix is {matrix.shape[0] * n_items * 8 / 2**20:,.0f} MiB: write the long "
+                      "table instead, one row per model and item, which fit, build and estimate read in bounded "
+                      f"memory: {same_command(args, layout='long')}; or write CSV instead (--out ending in .csv)")
+
+
+def same_command(args: argparse.Namespace, **changes: str) -> str:
+    """The ``ingest`` command of ``args`` (its sources and the options given), with ``changes``
+    (``layout="long"`` -> ``--layout long``): what to run instead, printed in a message."""
+    import shlex
+
+    words = ["python", "-m", "tinybench_builder", "ingest", *map(str, args.sources)]
+    values = {**{k: getattr(args, k, None) for k in ("out", "task", "metric", "filter", "content", "items_out",
+                                                     "format", "hub_models", "hub_cache", "workers", "scheduler",
+                                                     "jobs")}, **changes}
+    for key, value in values.items():
+        if value is not None:
+            words += [f"--{key.replace('_', '-')}", str(value)]
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def write_matrix(matrix: ResponseMatrix, out: Path, failures: Sequence[UnitFailure],
+                 layout: str = "wide") -> tuple[Path | None, str | None]:
+    """Write ``matrix`` to ``out`` and bring ``<out stem>.failed.txt`` along: the list of ``failures``,
+    or no file at all (an earlier list removed) when every model was read.
+
+    The list always describes the output beside it: its new state is checked and written aside
+    before the matrix is replaced and put in place right after (:class:`tinybench_builder.files.SidecarUpdate`);
+    a matrix that fails to write leaves the earlier matrix and list as they were. Returns the list
+    written (None: no list now) and, when the list could not be written or removed, why.
+    """
+    from tinybench_builder.files import SidecarUpdate
+
+    text = failures_text(failures) if failures else None
+    update = SidecarUpdate(failures_path(out), FAILED_HEADER, text)
+    try:
+        update.prepare()
+    except OSError as exc:  # a link or someone's file appeared there after the check: the matrix still counts
+        matrix.write(out, layout=layout)
+        return None, str(exc)
+    with update:  # an error writing the matrix discards the prepared list
+        matrix.write(out, layout=layout)
+        try:
+            return update.commit(), None
+        except OSError as exc:
+            return None, str(exc)
 
 
 def check_outputs(out: Path, items_out: str | Path | None, sources: Sequence[str | Path]) -> None:
@@ -219,9 +288,14 @@ def write_failures(failures: Sequence[UnitFailure], out: Path) -> Path:
     """
     from tinybench_builder.files import write_sidecar
 
+    return write_sidecar(failures_path(out), failures_text(failures), FAILED_HEADER)
+
+
+def failures_text(failures: Sequence[UnitFailure]) -> str:
+    """The text of a failure list: :data:`FAILED_HEADER`, then ``model<TAB>source<TAB>error`` per failed unit."""
     lines = [FAILED_HEADER]
     lines += [" ".join(f"{f.model}\t{f.source}\t{f.error} ({f.attempts} attempt(s))".splitlines()) for f in failures]
-    return write_sidecar(failures_path(out), "\n".join(lines) + "\n", FAILED_HEADER)
+    return "\n".join(lines) + "\n"
 
 
 def format_failures(result: IngestResult, failed_file: Path | None, wrote: bool, max_list: int = 20) -> str:
@@ -231,6 +305,10 @@ def format_failures(result: IngestResult, failed_file: Path | None, wrote: bool,
     lines += [f"  {f.model} ({f.source}): {f.error} [{f.attempts} attempt(s)]" for f in result.failures[:max_list]]
     if n > max_list:
         lines.append(f"  ... {n - max_list} more")
+    if not wrote:  # no output, so no list beside it: an earlier output keeps its own
+        lines.append("  run the same command again once the cause is fixed (an earlier output and its list of "
+                     "failed models, if any, are left as they were)")
+        return "\n".join(lines)
     where = f"the list is in {failed_file}; " if failed_file else ""
     lines.append(f"  {where}read them again with the same command on those sources "
                  f"(Hub models: --hub-models {failed_file or 'FILE'}) and merge the tables with "

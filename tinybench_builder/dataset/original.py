@@ -49,7 +49,7 @@ from typing import Any, Mapping, cast
 
 import numpy as np
 
-from tinybench_builder.errors import OriginalFormatError
+from tinybench_builder.errors import OriginalFormatError, nested_too_deeply
 from tinybench_builder.registry import get_by_original
 from tinybench_builder.estimator import TinyEstimator
 from tinybench_builder.layout import (FIT_FORMAT, MANIFEST_SCHEMA_VERSION, check_replaceable, copy_estimator_code, file_sha256, staging,
@@ -189,7 +189,8 @@ def import_original(path: str | os.PathLike, bench: str, out: str | os.PathLike)
     check_replaceable(out)  # like fit: only an empty folder or one this tool wrote, checked first
     if not path.is_file():
         raise FileNotFoundError(f"no such file: {path}")
-    est = original_estimator(read_original(path), bench, source=str(path))
+    with nested_too_deeply(path, OriginalFormatError):  # it loads; describing its keys may recurse
+        est = original_estimator(read_original(path), bench, source=str(path))
     est.metadata["imported_from"]["sha256"] = file_sha256(path)
     with staging(out) as tmp:
         est.save(tmp)

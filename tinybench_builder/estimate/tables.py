@@ -12,7 +12,10 @@ import pandas as pd
 from tinybench_builder.estimator import TinyEstimator
 from tinybench_builder.files import atomic_output, is_within, same_file
 from tinybench_builder.model import keep_freed_blocks
+from tinybench_builder.progress import get_logger
 from tinybench_builder.read import ResponseMatrix
+
+log = get_logger(__name__)
 
 COLUMNS = ["model", "score", "ci_low", "ci_high", "irt", "pirt", "gpirt", "n_answered"]
 
@@ -52,49 +55,80 @@ def resolve_folder(folder: str | os.PathLike) -> Path:
     return path
 
 
-def table_items(path: str | os.PathLike, est: TinyEstimator) -> list[str]:
-    """The items of ``est``'s benchmark that the score table ``path`` holds (its column names,
-    or the ``item`` values of a long table), without reading any score: a column of junk that
-    is not an anchor changes nothing."""
+def table_labels(path: str | os.PathLike) -> tuple[list[str], bool]:
+    """The item labels of the score table ``path``, without reading any score: its column names
+    but the model column (a wide table), or the distinct ``item`` values (a long table, in the
+    order of their first row); and whether the table is long."""
     import csv
 
     import pyarrow.parquet as pq
 
-    items = set(est.item_ids)
     path = Path(path)
     long = {"model", "item", "score"}
     if path.suffix.lower() in (".parquet", ".pq"):
-        names = pq.read_schema(path).names
+        schema = pq.read_schema(path)
+        names = schema.names
         if long <= set(names):
             values = pq.read_table(path, columns=["item"]).column("item").to_pylist()
-            return sorted({str(v) for v in values} & items)
-        return [n for n in names if n in items]
+            return list(dict.fromkeys(str(v) for v in values)), True
+        index = {c for c in (schema.pandas_metadata or {}).get("index_columns", []) if isinstance(c, str)}
+        return [n for n in names if n != "model" and n not in index], False
     sep = "\t" if path.suffix.lower() == ".tsv" else ","
     opener = __import__("gzip").open if path.name.lower().endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8", newline="") as fh:
+    with opener(path, "rt", encoding="utf-8-sig", newline="") as fh:
         header = next(csv.reader(fh, delimiter=sep), [])
     if long <= set(header):
         values = pd.read_csv(path, sep=sep, usecols=["item"], dtype=str, keep_default_na=False)["item"]
-        return sorted(set(values) & items)
-    return [n for n in header if n in items]
+        return list(dict.fromkeys(values)), True
+    model_column = 0 if header and (header[0] == "model" or not header[0].strip()) else None
+    return [n for j, n in enumerate(header) if j != model_column and n != "model"], False
+
+
+def match_table(path: str | os.PathLike, est: TinyEstimator) -> list[str]:
+    """The anchors the score table ``path`` holds, by the rule of :meth:`TinyEstimator.check_items`
+    (the Python API's): the anchors there are read, any subset (a partial run) or all; its other
+    columns are not used and, when anchors are missing, named in a warning; a table without a
+    single anchor is refused (``ValueError`` naming the file and what its columns are instead)."""
+    labels, long = table_labels(path)
+    anchors, others, unknown = est.match_labels(labels)
+    what = "item(s)" if long else "column(s)"
+    k = len(est.anchor_ids)
+    name = est.metadata.get("benchmark") or "this tiny benchmark"
+    mine = f"{name} {est.version}" if est.version else name
+    parts = ([f"{len(others)} other item(s) of {mine} ({_some(others)})"] if others else []) + \
+            ([f"{len(unknown)} that are not items of {mine} ({_some(unknown)})"] if unknown else [])
+    if not anchors:  # what the labels are instead says which mistake it is
+        hints = (["results of another version's tiny split (estimate them with that version's estimator)"]
+                 if others else []) + (["another benchmark's table, or item ids written another way"] if unknown else [])
+        said = f"; it has {' and '.join(parts)}: {' or '.join(hints)}?" if parts else ""
+        raise ValueError(f"{path}: none of the {k} anchor items is a{'n item' if long else ' column'} (anchors look "
+                         f"like {est.anchor_ids[:3]}){said}")
+    if len(anchors) < k and parts:
+        log.warning(f"{path}: {len(others) + len(unknown)} {what} not used: {'; '.join(parts)}; the estimate uses "
+                    f"the {len(anchors)} of the {k} anchors the table has (a partial run)")
+    return anchors
+
+
+def _some(names: list[str], n: int = 3) -> str:
+    return "e.g. " + ", ".join(repr(x) for x in names[:n]) + (", ..." if len(names) > n else "")
 
 
 def estimate_table(folder: str | os.PathLike, scores_path: str | os.PathLike,
                    version: str | None = None) -> pd.DataFrame:
     """One row of estimates per model of ``scores_path`` (a wide or long score table).
 
-    Only the anchor columns are read (parquet column projection); columns that are not items
-    of the benchmark are ignored, missing anchors are left unanswered. A table with items that
-    are not anchors must hold every anchor (a full row; the other items are ignored), else it
-    is the table of another design and is refused (:meth:`TinyEstimator.check_items`), as the
-    Python API refuses it. ``version``: the version (or design hash) the results were made
-    against (:meth:`TinyEstimator.design_of`). A model with no anchor answered is an error, as
-    is a table with no anchor column at all.
+    Only the anchor columns are read (parquet column projection), by the rule of the Python API
+    (:func:`match_table`, :meth:`TinyEstimator.check_items`): the anchors there, any subset (a
+    partial run: missing anchors are left unanswered) or all; the other columns (items that are
+    not anchors, names that are not items) are not used, named in a warning when anchors are
+    missing. ``version``: the version (or design hash) the results were made against
+    (:meth:`TinyEstimator.design_of`). A model with no anchor answered is an error, as is a
+    table with no anchor column at all.
     """
     est = TinyEstimator.load(resolve_folder(folder))
     if version is not None:
         est.design_of(version)
-    est.check_items(table_items(scores_path, est))
+    match_table(scores_path, est)
     matrix = ResponseMatrix.read(scores_path, columns=est.anchor_ids)
     pos = {item: j for j, item in enumerate(matrix.items)}
     present = [a for a in est.anchor_ids if a in pos]

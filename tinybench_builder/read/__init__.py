@@ -15,7 +15,8 @@ from tinybench_builder.read.hub_requests import (
     DEFAULT_HUB_TIMEOUT, HUB_TIMEOUT_ENV, bound_hub_requests, hub_endpoint, hub_timed_out, hub_timeout,
 )
 from tinybench_builder.read.ingest import FORMATS, IncompleteIngest, IngestResult, detect_source, ingest, ingest_with_report
-from tinybench_builder.read.matrix import MatrixFormatError, ResponseMatrix, subscenario_of, table_format
+from tinybench_builder.read.matrix import (MAX_PARQUET_COLUMNS, MatrixFormatError, ResponseMatrix, subscenario_of,
+                                           table_format)
 from tinybench_builder.read.simulate import simulate_responses
 from tinybench_builder.read.sources import ModelUnavailable, SourceError
 from tinybench_builder.read.sources._common import UnitFailure, doc_index, iter_records, read_json, walk_files
@@ -29,7 +30,7 @@ from tinybench_builder.read.sources.tables import is_table
 
 __all__ = [
     # the matrix and score tables
-    "ResponseMatrix", "MatrixFormatError", "subscenario_of", "table_format", "check_csv_shape", "is_table",
+    "ResponseMatrix", "MatrixFormatError", "MAX_PARQUET_COLUMNS", "subscenario_of", "table_format", "check_csv_shape", "is_table",
     "simulate_responses",
     # compact storage of big matrices (0/1 scores as bytes, a separate mask) and its row blocks
     "CompactScores", "row_chunks",

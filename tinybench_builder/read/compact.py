@@ -32,7 +32,10 @@ CHUNK_ELEMENTS = 1 << 22
 #: blocks of rows start at multiples of this. BLAS kernels treat the rows (and columns) of a
 #: product in groups (of 4, 8, 12, 16... by kernel) with other code at the edges, so a product
 #: over a block that starts elsewhere can differ in the last bits; 192 is a multiple of them
-#: all (checked on OpenBLAS's Haswell kernels, float32 and float64, the shapes used here)
+#: all (checked on OpenBLAS's Haswell kernels, float32 and float64, the shapes used here). Kernels
+#: that send small products to other code by size (OpenBLAS's SkylakeX small-matrix kernels) can
+#: still move the last bits when the blocks change; a given matrix always gets the same blocks, so
+#: a fit stays deterministic on a machine (tests/test_compact.py checks both)
 ROW_ALIGN = 192
 
 __all__ = ["CompactScores", "row_chunks", "read_wide_parquet", "write_wide_parquet", "CHUNK_ELEMENTS"]

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 
-from tinybench_builder.errors import IncompleteIngest
+from tinybench_builder.errors import IncompleteIngest, nested_too_deeply
 from tinybench_builder.progress import bar as progress_bar
 from tinybench_builder.progress import get_logger, progress_enabled
 from tinybench_builder.read.matrix import ResponseMatrix
@@ -193,29 +193,36 @@ class ModelProgress:
             self._bar = None
 
 
+def _plan_source(src, options: Options, format: str | None, task, metric, filter, slots: list,
+                 notes: list[str]) -> None:
+    """Add the slots of one source to ``slots`` (and its notes to ``notes``)."""
+    import importlib
+
+    kind = format or detect_source(src)
+    module = importlib.import_module(f"tinybench_builder.read.sources.{FORMATS[kind]}")
+    if kind == "table":
+        m = module.read(src)
+        slots.append(matrix_to_parts(m, str(src)))
+        if task or metric or filter:
+            notes.append(f"{src}: a score table; --task/--metric/--filter do not apply")
+    elif kind == "legacy_pickle":
+        m = module.read(src, task=task)
+        slots.append(matrix_to_parts(m, str(src), scenario=str(m.item_info["scenario"].iloc[0])))
+    else:
+        found = module.scan(src, options)
+        if found:
+            found[0].want_content = True
+        slots.extend(found)
+
+
 def _plan(sources, options: Options, format: str | None, task, metric, filter, hub_models, hub_cache):
     """The slots of an ingest, in source order: a Unit (read by a worker) or a list of parts
     (a score table or pickle, read here), and the notes of the planning itself."""
-    import importlib
-
     slots: list = []
     notes: list[str] = []
     for src in sources:
-        kind = format or detect_source(src)
-        module = importlib.import_module(f"tinybench_builder.read.sources.{FORMATS[kind]}")
-        if kind == "table":
-            m = module.read(src)
-            slots.append(matrix_to_parts(m, str(src)))
-            if task or metric or filter:
-                notes.append(f"{src}: a score table; --task/--metric/--filter do not apply")
-        elif kind == "legacy_pickle":
-            m = module.read(src, task=task)
-            slots.append(matrix_to_parts(m, str(src), scenario=str(m.item_info["scenario"].iloc[0])))
-        else:
-            found = module.scan(src, options)
-            if found:
-                found[0].want_content = True
-            slots.extend(found)
+        with nested_too_deeply(src, SourceError):  # tables and pickles are read here, folders scanned
+            _plan_source(src, options, format, task, metric, filter, slots, notes)
     if hub_models:
         from tinybench_builder.read.sources.open_llm_leaderboard import hub_units
 

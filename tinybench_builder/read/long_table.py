@@ -21,19 +21,21 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
 from tinybench_builder.errors import CsvFormatError, MatrixFormatError, one_line
 from tinybench_builder.read.csv_table import _MISMATCH, _first_bad_line, _float_column, _names, read_header
 
-__all__ = ["read_long", "is_long_header", "CHUNK_BYTES"]
+__all__ = ["read_long", "write_long", "is_long_header", "CHUNK_BYTES", "WRITE_BLOCK_CELLS"]
 
 #: bytes of CSV text parsed per chunk (pyarrow's block size); parquet reads this many rows per batch
 CHUNK_BYTES = 1 << 22
 PARQUET_BATCH_ROWS = 1 << 20
 LONG = ("model", "item", "score")
+#: cells of the matrix turned into long rows at a time by :func:`write_long` (the memory of a write)
+WRITE_BLOCK_CELLS = 1 << 22
 
 
 def is_long_header(names: Iterable[str], long_columns: Iterable[str] = LONG) -> bool:
@@ -270,3 +272,45 @@ def read_long(path: str | os.PathLike, sep: str = ",", columns: Iterable[str] | 
     else:
         chunks = _read_csv_chunks(path, sep, wanted)
     return chunks.matrix()
+
+
+def write_long(path: str | os.PathLike, models: Sequence[str], items: Sequence[str],
+               rows: Callable[[slice], np.ndarray], kind: str, block_cells: int = WRITE_BLOCK_CELLS) -> None:
+    """Write a matrix as a long table (``model, item, score``, one row per evaluated pair, model by
+    model and item by item in the matrix's order; a NaN cell is no row) to ``path``, a parquet
+    (``kind`` ``"parquet"``) or CSV file. ``rows(slice)`` gives the float64 scores of some models.
+
+    The readers order models and items by their first row, so two kinds of empty rows (an empty
+    score: not evaluated) keep the matrix's order: the first model has a row for every item, and
+    a model with no score at all has one (for the first item).
+
+    Written a block of about ``block_cells`` cells at a time, so memory is one block (its rows as
+    arrays) and the item names, whatever the width: the layout for matrices too wide for a wide
+    parquet table (parquet keeps metadata per column), which :func:`read_long` reads back in
+    bounded memory.
+    """
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    schema = pa.schema([("model", pa.string()), ("item", pa.string()), ("score", pa.float64())])
+    item_names = pa.array([str(i) for i in items], type=pa.string())
+    names = np.asarray([str(m) for m in models], dtype=object)
+    step = max(1, block_cells // max(len(item_names), 1))
+    writer: Any = pq.ParquetWriter(str(path), schema) if kind == "parquet" else pacsv.CSVWriter(str(path), schema)
+    try:
+        for start in range(0, len(names), step):
+            Y = rows(slice(start, min(start + step, len(names))))
+            keep = ~np.isnan(Y)
+            if start == 0 and len(Y):
+                keep[0] = True  # every item in the first model's rows: the items' order
+            if Y.shape[1]:
+                keep[~keep.any(axis=1), 0] = True  # a model without any score still has a row
+            r, c = np.nonzero(keep)  # row-major: model by model, items in order
+            del keep
+            writer.write_table(pa.Table.from_arrays(
+                [pa.array(names[start + r], type=pa.string()), item_names.take(pa.array(c)), pa.array(Y[r, c])],
+                schema=schema))
+            del Y, r, c
+    finally:
+        writer.close()

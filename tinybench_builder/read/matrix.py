@@ -10,13 +10,17 @@ Every reader in :mod:`tinybench_builder.read.sources` returns a :class:`Response
 Files may be parquet (``.parquet``/``.pq``) or CSV (``.csv``, ``.csv.gz``, ``.tsv``).
 Item ids are strings. By convention ``<subscenario>.<index>`` names an item of a
 benchmark with subscenarios (``abstract_algebra.12``); see :func:`subscenario_of`.
+
+Model names are kept exactly as written; two that differ only by surrounding whitespace
+(``org/m00`` and ``org/m00 ``) are refused (:func:`check_model_names`, the one rule for every
+reader, ``ingest``'s merge and the API): they would be two rows of one model.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -79,6 +83,7 @@ class ResponseMatrix:
         if len(self.items) != m:
             raise MatrixFormatError(f"{len(self.items)} item ids for {m} score columns")
         _check_unique(self.models, "model name")
+        check_model_names(self.models)
         _check_unique(self.items, "item id")
         if self._dense is not None:
             _check_range(self._dense)
@@ -306,8 +311,8 @@ class ResponseMatrix:
                                     long_columns=LONG_COLUMNS)
             else:
                 raise MatrixFormatError(f"{path}: unknown table format (use .parquet or .csv)")
-        except MatrixFormatError:
-            raise
+        except MatrixFormatError as exc:
+            raise _naming(path, exc) from None
         except MemoryError as exc:  # pyarrow's allocation failures too: not bad input, not an empty reason
             detail = one_line(str(exc), 200) or "an allocation failed"
             raise OutOfMemory(f"{path}: out of memory while reading the table ({detail}); a long table needs about "
@@ -316,21 +321,42 @@ class ResponseMatrix:
             raise MatrixFormatError(str(exc) if str(path) in str(exc) else f"{path}: {exc}") from exc
         except Exception as exc:  # pyarrow/pandas errors: name the file, hide the traceback
             raise MatrixFormatError(f"{path}: cannot read table: {one_line(exc, 300)}") from exc
-        return cls.from_frame(df, source=str(path), allow_no_items=columns is not None)
+        try:
+            return cls.from_frame(df, source=str(path), allow_no_items=columns is not None)
+        except MatrixFormatError as exc:
+            raise _naming(path, exc) from None
 
-    def write(self, path: str | os.PathLike) -> Path:
-        """Write the wide table atomically (parquet, or CSV by extension); the file gets the
-        permissions of the user's umask."""
+    def write(self, path: str | os.PathLike, layout: str = "wide") -> Path:
+        """Write the table atomically (parquet, or CSV by extension); the file gets the
+        permissions of the user's umask. ``layout``: ``"wide"`` (a ``model`` column, one column
+        per item) or ``"long"`` (``model, item, score``, one row per evaluated pair:
+        :func:`~tinybench_builder.read.long_table.write_long`, bounded memory whatever the width;
+        the readers take either)."""
         from tinybench_builder.files import atomic_output
 
         path = Path(path)
         kind = table_format(path)
+        if layout not in ("wide", "long"):
+            raise MatrixFormatError(f"{path}: layout must be 'wide' or 'long', got {layout!r}")
         n, N = self.shape
-        if kind == "parquet" and N > MAX_PARQUET_COLUMNS:
+        if layout == "wide" and kind == "parquet" and N > MAX_PARQUET_COLUMNS:
             raise MatrixFormatError(
                 f"{path}: {N:,} items are too many columns for a wide parquet table (parquet keeps metadata per "
-                f"column: writing and reading it takes GBs); at most {MAX_PARQUET_COLUMNS:,}: write CSV instead (a "
+                f"column: writing and reading it takes GBs); at most {MAX_PARQUET_COLUMNS:,}: write the long table "
+                "instead (one row per model and item, which fit, build and estimate read in bounded memory: "
+                "`ingest ... --layout long`, ResponseMatrix.write(path, layout='long')), or write CSV instead (a "
                 "name ending in .csv)")
+        if layout == "long":
+            from tinybench_builder.read.long_table import write_long
+
+            try:
+                with atomic_output(path) as tmp:
+                    write_long(tmp, self.models, self.items, self.score_rows, kind)
+            except MemoryError as exc:
+                detail = one_line(str(exc), 200) or "an allocation failed"
+                raise OutOfMemory(f"{path}: out of memory while writing the table ({detail}); nothing was "
+                                  "written") from exc
+            return path
         try:  # the temporary file is removed on any error, out of memory included
             if kind == "parquet" and n * N > BIG_TABLE_CELLS:
                 # a big matrix: row groups of a few hundred models, never the whole float64 frame
@@ -398,12 +424,38 @@ def _check_range(Y: np.ndarray) -> None:
         raise MatrixFormatError(f"scores must lie in [0, 1]; found {count} value(s) outside, e.g. {first!r}")
 
 
+def _naming(path: Path, exc: MatrixFormatError) -> MatrixFormatError:
+    """``exc`` with the file named: the matrix's own checks (unique names...) do not know it."""
+    return exc if str(path) in str(exc) else MatrixFormatError(f"{path}: {exc}")
+
+
 def _check_unique(names: list[str], what: str) -> None:
     seen: set[str] = set()
     for n in names:
         if n in seen:
             raise MatrixFormatError(f"duplicate {what}: {n!r}")
         seen.add(n)
+
+
+def check_model_names(models: Sequence[str], sources: Mapping[str, Sequence[str]] | None = None) -> None:
+    """The rule for model names, for every reader and the API: kept exactly as written, and two
+    that are the same once surrounding whitespace is stripped (``"org/m00"``, ``"org/m00 "``,
+    ``"org/m00\\t"``) are refused (:class:`MatrixFormatError` naming both, and where each was
+    read when ``sources`` maps names to their sources): a typo must not split one model in two.
+
+    Stripping them silently would rename models (and merge rows) behind the user's back; keeping
+    both would give the fit two partial models where there is one."""
+    first: dict[str, str] = {}
+    for name in models:
+        other = first.setdefault(name.strip(), name)
+        if other == name:
+            continue
+        if sources:
+            shown = " and ".join(f"{n!r} ({', '.join(sorted(set(sources.get(n, ()))))})" for n in (other, name))
+        else:
+            shown = f"{other!r} and {name!r}"
+        raise MatrixFormatError(f"model names {shown} differ only by surrounding whitespace: they would be two "
+                                "models; correct the name where it was written (names are kept as written)")
 
 
 def _check_names(names: Iterable, source: str, what: str, where: str) -> None:

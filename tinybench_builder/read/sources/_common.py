@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 import pandas as pd
 
-from tinybench_builder.errors import OutOfMemory, ReadFailed, one_line
+from tinybench_builder.errors import OutOfMemory, ReadFailed, nested_too_deeply, one_line
 from tinybench_builder.read.sources import ModelUnavailable, SourceError
 
 
@@ -311,7 +311,8 @@ def read_unit_retrying(unit: Unit, retries: int = 0, backoff: float = 0.5) -> li
     while True:
         attempts += 1
         try:
-            return read_unit(unit)
+            with nested_too_deeply(unit.source, SourceError):  # bad input (a structure too deep), named
+                return read_unit(unit)
         except SourceError:
             raise
         except ModelUnavailable as exc:

@@ -25,6 +25,9 @@ that a port where something other than a Dask scheduler listens fails within the
 (``distributed.comm.timeouts.connect``, 30 s) instead of hanging on the handshake; once every
 worker is gone, the run stops after :data:`WORKER_WAIT_ENV` seconds (default 120) without one
 (:class:`~tinybench_builder.errors.WaitTimeout`, exit status 5), where Dask would wait forever.
+A bounded gather that runs out leaves distributed's own per-key waits behind; they end when the
+client closes and would print a traceback of their own (:func:`_quiet_abandoned_waits`): the
+run's error stays one line.
 """
 
 from __future__ import annotations
@@ -38,13 +41,16 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence, cast
 
-from tinybench_builder.errors import ClusterError, WaitTimeout
+from tinybench_builder.errors import ClusterError, WaitTimeout, nested_too_deeply
 from tinybench_builder.params import env_seconds
+from tinybench_builder.progress import get_logger
 from tinybench_builder.read.sources import ModelUnavailable, SourceError
 from tinybench_builder.read.sources._common import ModelPart, ReadFailed, Unit, UnitFailure, describe_error, read_unit
 from tinybench_builder.read.sources.reduce import MatrixReducer, UnitKeys, unit_keys
 
 __all__ = ["ClusterError", "dask_client", "reduce_on_dask", "describe_client"]
+
+_log = get_logger(__name__)
 
 #: parts gathered to the client at a time in the reduce (bounded client memory, few round trips)
 GATHER_BATCH = 16
@@ -84,6 +90,7 @@ def dask_client(scheduler: Any = None, workers: int | None = None, timeout: floa
 
         timeout = parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), default="s")
     if isinstance(scheduler, distributed.Client):
+        _quiet_abandoned_waits(scheduler)
         yield scheduler
         return
     if scheduler is not None:
@@ -92,7 +99,8 @@ def dask_client(scheduler: Any = None, workers: int | None = None, timeout: floa
             client = distributed.Client(scheduler, timeout=timeout, set_as_default=False)
         except (OSError, TimeoutError, ValueError) as exc:
             raise ClusterError(f"cannot reach the Dask scheduler at {scheduler}: {describe_error(exc)}") from exc
-        with client:
+        _quiet_abandoned_waits(client)
+        with client, _quiet_distributed_logs():
             _check_workers(client, scheduler, timeout)
             yield client
         return
@@ -105,8 +113,63 @@ def dask_client(scheduler: Any = None, workers: int | None = None, timeout: floa
         # failed tasks are reported by ingest itself; worker logs would repeat them with tracebacks
         dashboard_address=None, silence_logs=logging.CRITICAL,
     ) as cluster, distributed.Client(cluster, set_as_default=False) as client:
+        _quiet_abandoned_waits(client)
         _check_workers(client, "the local cluster", timeout)
         yield client
+
+
+@contextlib.contextmanager
+def _quiet_distributed_logs() -> Iterator[None]:
+    """distributed's own log lines off stderr while a client of ours runs on a ``--scheduler``, as
+    ``silence_logs`` keeps them for the local cluster: a lost worker's "Couldn't gather N keys,
+    rescheduling" came before the run's one error line, which says what happened. ``-v`` (the
+    package's logger at DEBUG) keeps them."""
+    import logging
+
+    from distributed.utils import silence_logging_cmgr
+
+    if _log.isEnabledFor(logging.DEBUG):
+        yield
+        return
+    with silence_logging_cmgr(logging.CRITICAL):
+        yield
+
+
+def _quiet_abandoned_waits(client: Any) -> None:
+    """Keep distributed's abandoned gather waits off stderr (a debug message instead).
+
+    ``Client._gather`` waits on each key in a task of its own (under ``distributed.utils.All``).
+    Our gathers are bounded (:func:`_gather`: ``callback_timeout``), and a bound that runs out
+    cancels ``All`` from outside, which leaves those tasks behind; when the client closes, their
+    futures are cancelled, they raise distributed's ``AllExit``, and asyncio reports each one
+    ("Task exception was never retrieved", a traceback) through the ``asyncio`` logger, which
+    prints on stderr where no logging is set up: the run's one-line error came with tracebacks.
+    ``AllExit`` is distributed's own signal to stop waiting (its ``All`` treats it as quiet), so
+    this handler on the client's event loop logs exactly those at DEBUG (``-v``) and passes
+    everything else to the handler there was. Installed once per loop.
+    """
+    try:
+        from distributed.client import AllExit
+    except ImportError:  # pragma: no cover - another distributed: nothing known to quiet
+        return
+    loop = getattr(getattr(client, "loop", None), "asyncio_loop", None)
+    if loop is None:
+        return
+    previous = loop.get_exception_handler()
+    if getattr(previous, "_tinybench_quiet", False):
+        return
+
+    def handler(event_loop: Any, context: dict) -> None:
+        if isinstance(context.get("exception"), AllExit):
+            _log.debug(f"Dask: a wait of a gather stopped at its bound ended with the client ({context.get('message')})")
+            return
+        if previous is not None:
+            previous(event_loop, context)
+        else:
+            event_loop.default_exception_handler(context)
+
+    handler._tinybench_quiet = True  # type: ignore[attr-defined]
+    loop.set_exception_handler(handler)
 
 
 def _probe_scheduler(address: str, timeout: float) -> None:
@@ -259,7 +322,8 @@ class _InputError:
 
 def _read_task(unit: Unit) -> list[ModelPart] | _InputError | UnitFailure:
     try:
-        return read_unit(unit)
+        with nested_too_deeply(unit.source, SourceError):  # bad input (a structure too deep), named
+            return read_unit(unit)
     except SourceError as exc:
         return _InputError(str(exc))
     except ModelUnavailable as exc:

@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import io
 import pickle
+import reprlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from tinybench_builder.errors import nested_too_deeply
 from tinybench_builder.read.sources import SourceError
 from tinybench_builder.read.matrix import ResponseMatrix
 
@@ -215,7 +217,15 @@ def _scores_array(corr: Any, path: str | Path, task: str, budget: int) -> np.nda
 
 
 def read(path: str | Path, task: str | None = None) -> ResponseMatrix:
-    """Read one entry of a legacy tinyBenchmarks pickle as a matrix (models x items)."""
+    """Read one entry of a legacy tinyBenchmarks pickle as a matrix (models x items).
+
+    A structure too deep to check or describe (thousands of levels: it loads, the checks recurse)
+    is refused naming the file."""
+    with nested_too_deeply(path, SourceError):
+        return _read(path, task)
+
+
+def _read(path: str | Path, task: str | None) -> ResponseMatrix:
     data = _load_checked(path)
     names = list(data["data"])
     if task is None:
@@ -235,7 +245,7 @@ def read(path: str | Path, task: str | None = None) -> ResponseMatrix:
         bad = raw_models if not isinstance(raw_models, (list, tuple)) else \
             next(m for m in raw_models if not isinstance(m, str))
         raise SourceError(f"{path}: field 'models' must be a list of model names (text), found "
-                          f"{type(bad).__name__} {bad!r:.40}")
+                          f"{type(bad).__name__} {reprlib.repr(bad):.40}")  # reprlib: never recurses deeply
     empty = [i for i, m in enumerate(raw_models) if not m.strip()]
     if empty:
         raise SourceError(f"{path}: field 'models': model {empty[0]} has an empty name")

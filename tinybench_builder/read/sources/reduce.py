@@ -15,7 +15,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from tinybench_builder.read.matrix import ResponseMatrix, subscenario_of
+from tinybench_builder.read.matrix import ResponseMatrix, check_model_names, subscenario_of
 from tinybench_builder.read.sources import SourceError
 from tinybench_builder.read.sources._common import Block, ModelPart, int_or_str, read_content_table
 
@@ -272,6 +272,7 @@ class MatrixReducer:
                     self._rows[model] = len(self._rows)
                     self._row_slots.append(slot)
                 self._sources.setdefault(model, []).append(source)
+        check_model_names(list(self._rows), self._sources)  # finish() skips the matrix's own checks
         self.scores = np.full((len(self._rows), len(self.items)), np.nan)
         return self.scores.shape
 
