@@ -51,6 +51,8 @@ import numpy as np
 
 from benchmarks import protocols
 from benchmarks.docs_tables import add_docs_arg
+from tinybench_builder.layout import ESTIMATOR_JSON
+from tinybench_builder.params import derived_seed
 from tinybench_builder.read import ResponseMatrix
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,7 +89,7 @@ def fit_cached(matrix: ResponseMatrix, rows: np.ndarray, k: int, seed: int, cach
     from tinybench_builder.model import fit_estimator
 
     folder = None if cache is None else cache / key / f"k{k}"
-    if folder is not None and (folder / "estimator.json").is_file():
+    if folder is not None and (folder / ESTIMATOR_JSON).is_file():
         return TinyEstimator.load(folder), 0.0
     t0 = time.perf_counter()
     est = fit_estimator(matrix.select_models(rows), n_anchors=k, seed=seed, progress=False).estimator
@@ -172,7 +174,7 @@ def run_split(name: str, path: str, protocol: str, seed: int, dev_rep: int | Non
             got: dict[str, list[float]] = {"score": [], "ci_low": [], "ci_high": [], "unclipped": []}
             times: list[float] = []
             for i in range(len(test)):
-                sess_seed = 100_003 * seed + 1_009 * (0 if dev_rep is None else dev_rep + 1) + i
+                sess_seed = derived_seed(seed, "bench_adaptive_session", 0 if dev_rep is None else dev_rep + 1, i)
                 start = None
                 if method == "warm":
                     ya = Yt[i, anchor_cols]

@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks import protocols
+from tinybench_builder.params import derived_seed
 from tinybench_builder.read import ResponseMatrix
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "responses"
@@ -76,7 +77,7 @@ def estimate_rows(est, Ya: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
 def random_n_mae(Yt: np.ndarray, truth: np.ndarray, n: int, seed: int, draws: int = 50) -> float:
     """MAE of the plain mean of n random items (NaN ignored), mean over draws."""
-    rng = np.random.default_rng(2000 + seed)
+    rng = np.random.default_rng(derived_seed(seed, "bench_partial_random"))
     errs = []
     for _ in range(draws):
         sub = Yt[:, rng.choice(Yt.shape[1], min(n, Yt.shape[1]), replace=False)]

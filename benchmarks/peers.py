@@ -76,6 +76,7 @@ import numpy as np
 
 from benchmarks import protocols
 from tinybench_builder.errors import PeersUnavailableError, PeerWorkerError
+from tinybench_builder.params import derived_seed
 
 #: the BenchPred methods of the accuracy benchmark (keys of ``benchpred.all_methods``)
 PEER_METHODS = (
@@ -152,7 +153,8 @@ def random_k_mae(Y_test: np.ndarray, truth: np.ndarray, k: int, draws: int = 50,
                  seed: int = 0) -> float:
     """MAE of the plain mean of ``k`` random items (NaN ignored), averaged over ``draws``.
 
-    The draws use ``numpy.random.default_rng(1000 + seed)`` (as ``benchmarks.accuracy``).
+    The draws use ``numpy.random.default_rng(derived_seed(seed, "bench_random_k"))``, 1000 + seed
+    (:data:`tinybench_builder.params.SEED_STREAMS`).
     """
     Y_test = np.asarray(Y_test, dtype=np.float64)
     truth = np.asarray(truth, dtype=np.float64)
@@ -160,7 +162,7 @@ def random_k_mae(Y_test: np.ndarray, truth: np.ndarray, k: int, draws: int = 50,
         raise ValueError(f"Y_test {Y_test.shape} and truth {truth.shape} do not match")
     if not 0 < k <= Y_test.shape[1]:
         raise ValueError(f"k must be in 1..{Y_test.shape[1]}, got {k}")
-    rng = np.random.default_rng(1000 + seed)
+    rng = np.random.default_rng(derived_seed(seed, "bench_random_k"))
     errs = []
     for _ in range(draws):
         sub = Y_test[:, rng.choice(Y_test.shape[1], k, replace=False)]

@@ -23,6 +23,8 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
+from tinybench_builder.params import derived_seed
+
 PROTOCOLS = ("interpolation", "extrapolation")
 
 #: every matrix of ../shared/data/responses/ that the accuracy benchmark reports
@@ -71,15 +73,15 @@ def dev_splits(protocol: str, Y: np.ndarray, models: Sequence[str], seed: int,
     """Nested ``(train, test)`` splits of the protocol's *training* models only.
 
     Interpolation: ``reps`` random 75/25 splits of the training models (seeds
-    ``100 * seed + 10 + r``). Extrapolation: the weakest half of the training models
-    vs their strongest 30% (one split; the seed only reaches the methods). Indices are
-    rows of the full matrix.
+    ``100 * seed + 10 + r``, ``params.derived_seed(seed, "bench_dev_split", r)``). Extrapolation:
+    the weakest half of the training models vs their strongest 30% (one split; the seed only
+    reaches the methods). Indices are rows of the full matrix.
     """
     train, _ = split(protocol, Y, models, seed)
     sub_models = [models[i] for i in train]
     if protocol == "interpolation":
         for r in range(reps):
-            tr, te = interpolation_split(len(train), 100 * seed + 10 + r)
+            tr, te = interpolation_split(len(train), derived_seed(seed, "bench_dev_split", r))
             yield train[tr], train[te]
     else:
         tr, te = extrapolation_split(model_means(Y[train]), sub_models)

@@ -82,14 +82,16 @@ def _spec(work: Path, matrix: Path) -> tuple[Path, Path]:
     import pandas as pd
     import pyarrow.parquet as pq
 
+    from tinybench_builder.layout import ITEM_ID_COLUMN  # the content column the build matches item ids by
+
     spec = work / "tinySimulated.toml"
     content = work / f"content_{matrix.stem}.parquet"
     if not content.exists():
         items = [c for c in pq.read_schema(matrix).names if c != "model"]
-        pd.DataFrame({"item_id": items, "question": [f"Simulated question {i}." for i in items]}).to_parquet(
+        pd.DataFrame({ITEM_ID_COLUMN: items, "question": [f"Simulated question {i}." for i in items]}).to_parquet(
             content, index=False)
     spec.write_text('name = "tinySimulated"\npretty_name = "tinySimulated"\nlicense = "mit"\n'
-                    'citation = """@misc{simulated, title={Simulated}}"""\nitem_id_column = "item_id"\n'
+                    f'citation = """@misc{{simulated, title={{Simulated}}}}"""\nitem_id_column = "{ITEM_ID_COLUMN}"\n'
                     'split = "test"\n', encoding="utf-8")
     return spec, content
 

@@ -5,7 +5,7 @@ extrapolation, seeds 0-4, k = 100) on every matrix of ``../shared/data/responses
 split:
 
 * **v1.0**: ``fit_estimator`` on a random half of the split's training models
-  (``numpy.random.default_rng(1000 + seed)``), a fresh design;
+  (``numpy.random.default_rng(1000 + seed)``: ``params.derived_seed(seed, "bench_versions_half")``), a fresh design;
 * **v1.1**: ``fit_estimator(keep_design=v1.0)`` on all the training models: the same anchors
   (checked: ids, order, strata, weights and design hash), the IRT model, regression and
   calibration refitted;
@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks import protocols
+from tinybench_builder.params import derived_seed
 from tinybench_builder.read import ResponseMatrix
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "responses"
@@ -50,7 +51,7 @@ def run_split(name: str, path: str, protocol: str, seed: int, k: int) -> dict:
     matrix = ResponseMatrix.read(path)
     Y, models = matrix.scores, matrix.models
     train, test = protocols.split(protocol, Y, models, seed)
-    half = np.sort(np.random.default_rng(1000 + seed).permutation(train)[: len(train) // 2])
+    half = np.sort(np.random.default_rng(derived_seed(seed, "bench_versions_half")).permutation(train)[: len(train) // 2])
     fits: dict[str, Any] = {}
     seconds: dict[str, float] = {}
     for version, number, rows, keep in (("v1.0", "1.0.0", half, None), ("v1.1", "1.1.0", train, "v1.0"),

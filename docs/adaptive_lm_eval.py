@@ -72,6 +72,9 @@ def main(argv=None) -> int:
     folder = args.folder.resolve()
     sys.dont_write_bytecode = True  # no __pycache__ in the release folder (its manifest lists every file)
     sys.path.insert(0, str(folder))  # the release's estimator.py and adaptive.py
+    # the tasks' functions module: in the Hub cache lm-eval imports it by name (it resolves the task
+    # files' links into blobs/, where the module is not)
+    sys.path.insert(0, str(folder / "lm_eval"))
     from estimator import TinyEstimator
 
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))

@@ -4,6 +4,7 @@ harness requests of the rows."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 
@@ -13,7 +14,8 @@ import yaml
 
 from tinybench_builder.registry import prompts
 from tinybench_builder.registry.benchmarks import get_benchmark
-from tinybench_builder.dataset.harness_tasks import ANCHOR_MEAN, HARNESS_DIR, LM_EVAL_TINY_TASKS, TASK_SUFFIX, UTILS_MODULE, task_files
+from tinybench_builder.dataset.harness_tasks import (ANCHOR_MEAN, HARNESS_DIR, LM_EVAL_TINY_TASKS, TASK_SUFFIX, task_files,
+                                                     utils_file, utils_module)
 from tinybench_builder.layout import read_manifest, verify_manifest
 from helpers.builds import built, read_split
 
@@ -29,8 +31,16 @@ def _load(folder, rel):
     return yaml.load((folder / rel).read_text(encoding="utf-8"), Loader=_Loader)
 
 
+def _module(folder):
+    """The name of the folder's lm-eval functions module (one per release: ``tiny_utils_<id>``)."""
+    man = read_manifest(folder)
+    return utils_module(man["repo_id"], man["tag"])
+
+
 def _utils(folder):
-    spec = importlib.util.spec_from_file_location("tiny_utils_test", folder / HARNESS_DIR / f"{UTILS_MODULE}.py")
+    rel = utils_file(read_manifest(folder)["harness_tasks"])
+    assert rel == f"{HARNESS_DIR}/{_module(folder)}.py"
+    spec = importlib.util.spec_from_file_location("tiny_utils_test", folder / rel)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -62,11 +72,12 @@ def test_every_task_file_is_listed_pinned_and_names_the_manifest_task(builds):
             assert (task["dataset_path"], task["dataset_kwargs"]) == (man["repo_id"], {"revision": man["tag"]})
             assert task["test_split"] == c["tiny_split"] and task["num_fewshot"] == 0
             # the table shows the estimate and its interval (our aggregation) and the plain anchor mean
+            module = _module(folder)
             assert task["metric_list"] == [
-                {"metric": "score", "aggregation": ("function", f"{UTILS_MODULE}.agg_score"), "higher_is_better": True},
-                {"metric": "score_ci_low", "aggregation": ("function", f"{UTILS_MODULE}.agg_ci_low"),
+                {"metric": "score", "aggregation": ("function", f"{module}.agg_score"), "higher_is_better": True},
+                {"metric": "score_ci_low", "aggregation": ("function", f"{module}.agg_ci_low"),
                  "higher_is_better": True},
-                {"metric": "score_ci_high", "aggregation": ("function", f"{UTILS_MODULE}.agg_ci_high"),
+                {"metric": "score_ci_high", "aggregation": ("function", f"{module}.agg_ci_high"),
                  "higher_is_better": True},
                 {"metric": ANCHOR_MEAN, "aggregation": "mean", "higher_is_better": True}]
             fn = task["process_results"][1].split(".", 1)[1]
@@ -88,7 +99,7 @@ def test_every_task_file_is_listed_pinned_and_names_the_manifest_task(builds):
 def test_winogrande_functions_give_the_harness_requests(builds):
     folder = builds["tinyWinogrande"]
     task = _load(folder, f"{HARNESS_DIR}/tinyWinogrande_tb.yaml")
-    assert task["doc_to_choice"] == ("function", f"{UTILS_MODULE}.winogrande_choices")
+    assert task["doc_to_choice"] == ("function", f"{_module(folder)}.winogrande_choices")
     utils = _utils(folder)
     for row in read_split(folder, "winogrande_xl", "validation").to_dict("records"):
         contexts, continuation = prompts.winogrande_requests(row["input_formatted"], row)
@@ -120,7 +131,7 @@ def test_custom_task_from_the_spec(tmp_path):
                                           "metric": "exact_match", "until": ["\n"]}})
     config = dataclasses.replace(spec.configs[0])
     files = task_files(spec, {config.name: {"tiny_split": "test"}}, "me/tinyX", "v2.0.0", "2.0.0")
-    assert list(files) == [f"{HARNESS_DIR}/tinyX.yaml", f"{HARNESS_DIR}/{UTILS_MODULE}.py"]
+    assert list(files) == [f"{HARNESS_DIR}/tinyX.yaml", f"{HARNESS_DIR}/{utils_module('me/tinyX', 'v2.0.0')}.py"]
     task = yaml.load(files[f"{HARNESS_DIR}/tinyX.yaml"], Loader=_Loader)
     assert task["task"] == "tinyX" and task["dataset_path"] == "me/tinyX" and task["dataset_name"] == "default"
     assert task["doc_to_text"] == "{{input_formatted}}" and task["doc_to_target"] == "{{ answer }}"
@@ -301,8 +312,9 @@ def test_rows_are_scored_as_lm_eval_scores_them(builds, tmp_path):
             split = c["splits"][c["tiny_split"]]["path"]
             sub = include / f"{name}_{config}"
             sub.mkdir()
-            (sub / f"{UTILS_MODULE}.py").write_text((folder / HARNESS_DIR / f"{UTILS_MODULE}.py").read_text()
-                                                    .replace("ROOT = HERE.parent", f"ROOT = Path({str(folder)!r})"))
+            module = _module(folder)
+            (sub / f"{module}.py").write_text((folder / HARNESS_DIR / f"{module}.py").read_text()
+                                              .replace("ROOT = HERE.parent", f"ROOT = Path({str(folder)!r})"))
             local = (f"dataset_path: parquet\ndataset_name: null\n"
                      f"dataset_kwargs: {json.dumps({'data_files': {c['tiny_split']: str(folder / split)}})}\n")
             # the Hub dataset lines go, with the indented lines of the dataset_kwargs block (PyYAML writes
@@ -332,7 +344,7 @@ def test_rows_are_scored_as_lm_eval_scores_them(builds, tmp_path):
                     ref_lines.append(line)
             ref = local + "\n".join(ref_lines) + "\n"
             if cfg["scoring"] == "function":  # the task's own process_results (TruthfulQA mc2, ...)
-                ref += f"process_results: !function {UTILS_MODULE}.{cfg['function']}\n"
+                ref += f"process_results: !function {module}.{cfg['function']}\n"
             (sub / "ref.yaml").write_text(ref)
             pairs[c["harness_task"]] = cfg["metric"]
     script = tmp_path / "run.py"
@@ -387,3 +399,26 @@ samples = {t: {f"{r['doc_id']}|{r.get('filter', 'none')}": {k: v for k, v in r.i
 table = {t: sorted({k.split(",")[0] for k in v if "," in k}) for t, v in res["results"].items()}
 print(json.dumps({"samples": samples, "table": table}))
 """
+
+
+def test_the_functions_module_finds_its_release_through_a_link(builds, tmp_path):
+    """In the Hub cache every file is a symbolic link into ``blobs/``: the module's release folder is the
+    snapshot holding the link (its estimator.py and side files), not the folder of the blob."""
+    folder = builds["tinyMMLU"]
+    rel = utils_file(read_manifest(folder)["harness_tasks"])
+    blobs, snapshot = tmp_path / "blobs", tmp_path / "snapshots" / "0123abcd"
+    blobs.mkdir()
+    (snapshot / "lm_eval").mkdir(parents=True)
+    for f in (rel, "estimator.py", "estimator.json", "irt_parameters.npz", "manifest.json"):
+        blob = blobs / hashlib.sha256(f.encode()).hexdigest()
+        blob.write_bytes((folder / f).read_bytes())
+        (snapshot / f).symlink_to(blob)
+    spec = importlib.util.spec_from_file_location("tiny_utils_linked", snapshot / rel)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.ROOT == snapshot and mod._release_root("") == snapshot  # no download: the snapshot's own files
+    est = mod._estimator("")
+    assert list(est.anchor_ids) == read_split(folder, "all", "test")["item_id"].tolist()
+    # the estimator is loaded without writing bytecode (the module's own is the command's affair:
+    # PYTHONDONTWRITEBYTECODE=1, tests/test_harness_downloads.py)
+    assert not (snapshot / "__pycache__").exists()

@@ -103,3 +103,24 @@ def test_the_size_check_flags_long_modules_but_the_standalone_estimator():
     assert graph.size_problems({"tinybench_builder.read.ingest": 650, "tinybench_builder.estimator": 1200}) == []
     found = graph.size_problems({"tinybench_builder.dataset.build": graph.MAX_LINES + 1})
     assert len(found) == 1 and "tinybench_builder.dataset.build" in found[0]
+
+
+def test_the_benchmark_scripts_name_no_file_of_the_folder_format():
+    """benchmarks/ reads built folders through the names tinybench_builder.layout exports (a renamed side
+    file must not leave a benchmark reading a file that is not there any more)."""
+    import ast
+
+    from tinybench_builder import layout
+
+    names = {layout.MANIFEST_NAME, layout.CARD_NAME, layout.VALIDATION_NAME, layout.VALIDATION_MD_NAME,
+             layout.PLOT_NAME, layout.ESTIMATOR_CODE, layout.ADAPTIVE_CODE, layout.ESTIMATOR_JSON,
+             layout.ESTIMATOR_NPZ, layout.ITEM_ID_COLUMN, f"{layout.HARNESS_DIR}/"}
+    found = []
+    for path in sorted((ROOT / "benchmarks").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                text = node.value  # the name itself, or a short path holding it (not a docstring's mention)
+                hits = [n for n in names if text == n or (("." in n or "/" in n) and n in text and len(text) < 80)]
+                if hits:
+                    found.append(f"{path.name}:{node.lineno}: {text!r} ({', '.join(hits)})")
+    assert not found, "\n".join(found)

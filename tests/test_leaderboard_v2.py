@@ -200,14 +200,14 @@ def test_build_from_v2_details(name, details, tmp_path):
 
 
 def _every_named_function_is_defined(tasks) -> set[str]:
-    """Each ``!function tiny_utils.NAME`` of the task files (PyYAML may quote it) is a function of tiny_utils.py:
-    lm-eval fails on the first one that is not."""
+    """Each ``!function tiny_utils_<id>.NAME`` of the task files (PyYAML may quote it) is a function of
+    tiny_utils_<id>.py, the release's one functions module: lm-eval fails on the first one that is not."""
+    [module] = list(tasks.glob("tiny_utils_*.py"))
     named = {m.group(1) for f in tasks.glob("*.yaml")
-             for m in re.finditer(r"!function '?tiny_utils\.(\w+)", f.read_text())}
+             for m in re.finditer(rf"!function '?{module.stem}\.(\w+)", f.read_text())}
     if named:
         # functions defined with def, or bound at module level (process_results_<task> = _processor(...))
-        defined = set(re.findall(r"^(?:def (\w+)\(|(\w+) = _processor\()", (tasks / "tiny_utils.py").read_text(),
-                                 flags=re.M))
+        defined = set(re.findall(r"^(?:def (\w+)\(|(\w+) = _processor\()", module.read_text(), flags=re.M))
         defined = {a or b for a, b in defined}
         assert named <= defined, named - defined
     return named
@@ -220,8 +220,9 @@ def test_the_bundles_tasks_find_every_function_they_name(details, tmp_path):
                           out=tmp_path / "bundle", progress=False)
     assert "bbh_choices" in _every_named_function_is_defined(out / "lm_eval")
     # IFEval's and MATH's lm-eval scoring runs inside our process_results (the row's value tagged with its
-    # anchor id): tiny_utils.py must hold it
-    defined = set(re.findall(r"^def (\w+)\(", (out / "lm_eval" / "tiny_utils.py").read_text(), flags=re.M))
+    # anchor id): the functions module must hold it
+    [module] = list((out / "lm_eval").glob("tiny_utils_*.py"))
+    defined = set(re.findall(r"^def (\w+)\(", module.read_text(), flags=re.M))
     assert {"ifeval_results", "math_results"} <= defined
 
 
@@ -315,7 +316,7 @@ def test_lm_eval_runs_the_generated_tasks_with_the_leaderboards_requests(details
         text = f.read_text()
         if f.suffix == ".yaml":
             text = _local_dataset(text, out)
-        elif f.name == "tiny_utils.py":  # its estimator: the built folder's (not a download of the release)
+        elif f.name.startswith("tiny_utils_"):  # its estimator: the built folder's (not a download of the release)
             text = text.replace("ROOT = HERE.parent", f"ROOT = Path({str(out)!r})")
         (tasks / f.name).write_text(text)
     env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}

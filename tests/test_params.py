@@ -124,3 +124,45 @@ def test_a_spec_breaking_a_rule(tmp_path):
     spec.write_text("anchors = 0\n" + good.replace("\nanchors =", "\n# anchors ="))
     with pytest.raises(SpecError, match="anchors must be a positive integer, got 0"):
         load_spec_file(spec)
+
+
+# ------------------------------------------------------------------ derived seeds
+def test_derived_seeds_are_the_values_the_code_always_used():
+    """Each stream's seed as the code computed it inline before params.derived_seed (commit 4b74d60):
+    outputs stay bit-identical."""
+    from tinybench_builder.params import SEED_STREAMS, derived_seed
+
+    for seed in (0, 1, 4, 12345, 2**32 - 1):
+        for r in range(4):
+            assert derived_seed(seed, "partial_masks", r) == seed + r                      # model/fitting.py
+            assert derived_seed(seed, "bench_dev_split", r) == 100 * seed + 10 + r        # benchmarks/protocols.py
+            for dev_rep in (None, 0, 1):
+                got = derived_seed(seed, "bench_adaptive_session", 0 if dev_rep is None else dev_rep + 1, r)
+                assert got == 100_003 * seed + 1_009 * (0 if dev_rep is None else dev_rep + 1) + r
+        assert derived_seed(seed, "random_baseline") == seed + 7919                        # model/fitting.py
+        assert derived_seed(seed, "bench_random_k") == derived_seed(seed, "bench_versions_half") == 1000 + seed
+        assert derived_seed(seed, "bench_partial_random") == 2000 + seed
+    assert derived_seed(np.int64(3), "partial_masks", np.int64(2)) == 5 and type(derived_seed(3, "partial_masks", 2)) is int
+    assert all(stream.why for stream in SEED_STREAMS.values())
+    with pytest.raises(ValueError, match="no seed stream 'nope'; known: partial_masks"):
+        derived_seed(0, "nope")
+    with pytest.raises(ValueError, match="takes 1 index"):
+        derived_seed(0, "partial_masks")
+
+
+def test_no_seed_offset_is_written_outside_the_seed_rule():
+    """The package and the benchmark scripts derive seeds through params.derived_seed (one place that says why)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    offset = re.compile(r"\bseed\s*[+*]\s*\w|\w\s*[+*]\s*seed\b")
+    found = []
+    for path in [*(root / "tinybench_builder").rglob("*.py"), *(root / "benchmarks").glob("*.py")]:
+        if path.parent.name == "tinybench_builder" and path.name in ("estimator.py", "adaptive.py", "params.py"):
+            continue  # the standalone files (they import nothing of the package), and the rule itself
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            code = line.split("#", 1)[0]
+            if offset.search(code) and "``" not in code and "derived_seed" not in code:
+                found.append(f"{path.relative_to(root)}:{n}: {line.strip()}")
+    assert not found, "\n".join(found)

@@ -38,5 +38,14 @@ def test_the_wheel_holds_only_the_library(wheel_names):
 def test_the_wheel_holds_the_data_the_package_reads(wheel_names):
     for name in ("tinybench_builder/py.typed", "tinybench_builder/estimator.py", "tinybench_builder/adaptive.py",
                  "tinybench_builder/dataset_cards/tiny_benchmark.md", "tinybench_builder/dataset_cards/accuracy.json",
-                 "tinybench_builder/registry/leaderboard_v2_fewshot.json"):
+                 "tinybench_builder/registry/leaderboard_v2_fewshot.json",
+                 "tinybench_builder/registry/registered/index.toml", "tinybench_builder/registry/registered/citations.bib"):
         assert name in wheel_names, name
+
+
+def test_the_wheel_holds_every_registered_spec_file(wheel_names):
+    """The registered benchmarks are package data: a spec file each (tests/test_registry_files.py)."""
+    from tinybench_builder.registry import REGISTRY
+
+    specs = sorted(n for n in wheel_names if n.startswith("tinybench_builder/registry/registered/tiny"))
+    assert specs == sorted(f"tinybench_builder/registry/registered/{name}.toml" for name in REGISTRY)

@@ -8,7 +8,8 @@ A folder written by ``tinybench-builder build`` (a Hub dataset repository)::
     [<estimator path>/]estimator.json          estimator side files (TinyEstimator.save),
     [<estimator path>/]irt_parameters.npz      at the root or one per config
     [<estimator path>/]validation.json         the out-of-fold validation report
-    lm_eval/<task>.yaml, lm_eval/tiny_utils.py the lm-evaluation-harness task files (tinybench_builder.dataset.harness_tasks)
+    lm_eval/<task>.yaml, lm_eval/tiny_utils_<id>.py  the lm-evaluation-harness task files (tinybench_builder.dataset.harness_tasks)
+    lighteval/tiny_tasks.py                    the lighteval custom tasks (tinybench_builder.dataset.lighteval_tasks)
     estimator.py, adaptive.py                  the standalone estimator and its adaptive session, copied as-is
     validation.png                             the validation plot (optional matplotlib)
     manifest.json                              versions, inputs, parameters, sha256 + size of every other file
@@ -74,6 +75,8 @@ ESTIMATOR_NPZ = "irt_parameters.npz"
 ESTIMATOR_FILES = (ESTIMATOR_JSON, ESTIMATOR_NPZ)
 #: folder of the lm-evaluation-harness task files (tinybench_builder.dataset.harness_tasks)
 HARNESS_DIR = "lm_eval"
+#: the lighteval custom-task module (``--custom-tasks``; tinybench_builder.dataset.lighteval_tasks)
+LIGHTEVAL_TASKS = "lighteval/tiny_tasks.py"
 #: the split holding every item of a config's estimator, in estimator order: what adaptive
 #: evaluation (TinyEstimator.adaptive) asks from; row j is ``config_item_ids(est, scenario)[j]``
 POOL_SPLIT = "pool"
@@ -83,7 +86,7 @@ ITEM_ID_COLUMN = "item_id"
 __all__ = [
     "DATASET_FORMAT", "FIT_FORMAT", "OWN_FORMATS", "MANIFEST_SCHEMA_VERSION", "MANIFEST_NAME", "CARD_NAME",
     "VALIDATION_NAME", "PLOT_NAME", "ESTIMATOR_CODE", "ADAPTIVE_CODE", "CODE_FILES", "ESTIMATOR_JSON", "ESTIMATOR_NPZ",
-    "ESTIMATOR_FILES", "HARNESS_DIR", "POOL_SPLIT",
+    "ESTIMATOR_FILES", "HARNESS_DIR", "LIGHTEVAL_TASKS", "POOL_SPLIT",
     "data_path", "estimator_folder", "child_path", "name_problem", "file_sha256", "FileDigest", "file_digest", "input_record", "matrix_record",
     "is_hidden",
     "listed_files", "to_jsonable", "write_json", "write_parquet", "copy_estimator_code", "atomic_write_text",

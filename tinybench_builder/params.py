@@ -1,4 +1,5 @@
-"""One rule per shared parameter: k (anchors), seed, IRT dimension, design, item order, binarize, version.
+"""One rule per shared parameter: k (anchors), seed, IRT dimension, design, item order, binarize, version;
+and one rule for the seeds of the random streams derived from the user's seed (:func:`derived_seed`).
 
 Each rule is checked in one place and used by every way in: the command line (argparse
 ``type=`` callables, :meth:`IntRule.arg`), a release config, a spec file, the option
@@ -32,7 +33,7 @@ from tinybench_builder.errors import InputError
 __all__ = [
     "IntRule", "ChoiceRule", "ANCHORS", "SEED", "DIMS", "N_SEEDS", "DESIGN", "ITEM_ORDER",
     "DESIGNS", "ITEM_ORDERS", "SEED_MAX", "check_binarize", "binarize_arg", "parse_version", "check_version",
-    "VERSION_HELP", "env_seconds",
+    "VERSION_HELP", "env_seconds", "SeedStream", "SEED_STREAMS", "derived_seed",
 ]
 
 #: the largest seed (numpy's legacy seeding and many libraries take 32-bit seeds)
@@ -186,3 +187,62 @@ def env_seconds(name: str, default: float, error: type[Exception] = InputError) 
     if not value > 0:
         raise error(f"{name}={text!r}: give a positive number of seconds")
     return value
+
+
+# ----------------------------------------------------------------------------- derived seeds
+@dataclass(frozen=True)
+class SeedStream:
+    """How the seed of one random stream derives from the user's ``seed``:
+    ``scale * seed + offset + sum(step_i * index_i)``, and why it is apart from the others."""
+
+    scale: int
+    offset: int
+    steps: tuple[int, ...]
+    why: str
+
+    def seed(self, seed: int, index: tuple[int, ...]) -> int:
+        return self.scale * seed + self.offset + sum(s * i for s, i in zip(self.steps, index))
+
+
+#: every random stream seeded from the user's seed other than the fit's own generator (``default_rng(seed)``:
+#: the folds, and the anchors' draw), by purpose. Two generators seeded alike draw the same numbers, so each
+#: stream has its own seed; the values are those the code always used (changing one changes the outputs:
+#: the fit's validation report, the benchmark tables), so they are kept, and said here once.
+SEED_STREAMS: dict[str, SeedStream] = {
+    "partial_masks": SeedStream(1, 0, (1,), (
+        "model/fitting.py: the partial-run masks of out-of-fold fold r, seed + r: each fold draws its own "
+        "(model.partial_masks adds its own tag to the generator, [seed + r, 15], so they are not the fit's draws)")),
+    "random_baseline": SeedStream(1, 7919, (), (
+        "model/fitting.py: the validation report's random-k baseline, seed + 7919 (the 1,000th prime): the "
+        "baseline's item draws must not replay the fit's own stream, default_rng(seed), which shuffles the folds")),
+    "bench_random_k": SeedStream(1, 1000, (), (
+        "benchmarks (accuracy, peers, adaptive, versions): the random-k baseline's item draws, 1000 + seed: "
+        "apart from the protocol's split of the models, default_rng(seed)")),
+    "bench_versions_half": SeedStream(1, 1000, (), (
+        "benchmarks/versions.py: the half of the training models v1.0 is fitted on, 1000 + seed: apart from the "
+        "split, default_rng(seed); the same number as bench_random_k, which draws items, not models")),
+    "bench_partial_random": SeedStream(1, 2000, (), (
+        "benchmarks/partial.py: the random-n baseline's item draws, 2000 + seed: apart from the split "
+        "(seed) and from the random-k baseline (1000 + seed)")),
+    "bench_dev_split": SeedStream(100, 10, (1,), (
+        "benchmarks/protocols.py: nested dev split r of the training models, 100 * seed + 10 + r: the seeds "
+        "of seed s (100 s + 10 ...) never meet another seed's nor a test split's (the seeds 0, 1, 2 ...)")),
+    "bench_adaptive_session": SeedStream(100_003, 0, (1_009, 1), (
+        "benchmarks/adaptive.py: the session of test model i on split d (0: the test split, r + 1: dev "
+        "split r), 100003 * seed + 1009 * d + i: the primes keep every (seed, d, i) apart for i < 1009, d < 99")),
+}
+
+
+def derived_seed(seed: int, purpose: str, *index: int) -> int:
+    """The seed of the random stream ``purpose`` (:data:`SEED_STREAMS` says what each is and why it is
+    apart) for the user's ``seed`` and the stream's ``index`` (a fold, a split, a model).
+
+    ``derived_seed(seed, "random_baseline") == seed + 7919``. Not bounded by :data:`SEED_MAX`: numpy's
+    generators take any non-negative integer.
+    """
+    stream = SEED_STREAMS.get(purpose)
+    if stream is None:
+        raise ValueError(f"no seed stream {purpose!r}; known: {', '.join(SEED_STREAMS)}")
+    if len(index) != len(stream.steps):
+        raise ValueError(f"seed stream {purpose!r} takes {len(stream.steps)} index(es), got {len(index)}")
+    return stream.seed(int(seed), tuple(int(i) for i in index))

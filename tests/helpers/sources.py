@@ -118,6 +118,42 @@ def write_lm_eval_legacy(d: Path, model_args: str, task_records: dict[str, list[
     return d
 
 
+# --------------------------------------------------------------------------- lighteval details
+LIGHTEVAL_TS = "2026-12-02T02-18-32.638333"
+
+
+def lighteval_record(doc_id: int, metrics: dict[str, Any], *, query: str | None = None, specific: dict | None = None,
+                     choices: Sequence[str] = (" A", " B", " C", " D"), gold: int = 0, task: str = "task|0") -> dict:
+    """One row of a lighteval 0.13.0 details file: its ``doc``, ``metric`` and ``model_response`` structs."""
+    return {"doc": {"query": query if query is not None else f"Question {doc_id}?\nAnswer:", "choices": list(choices),
+                    "gold_index": gold, "instruction": None, "specific": specific, "id": str(doc_id), "task_name": task,
+                    "fewshot_samples": [], "sampling_methods": ["LOGPROBS"], "use_logits": False, "num_samples": 1},
+            "metric": dict(metrics),
+            "model_response": {"input": None, "text": [], "logprobs": [-1.0 - i for i in range(len(choices))],
+                               "argmax_logits_eq_gold": [False] * len(choices), "truncated_tokens_count": 0}}
+
+
+def write_lighteval_run(root: Path, model: str, task_records: dict[str, list[dict]], ts: str = LIGHTEVAL_TS,
+                        results: dict | None = None) -> Path:
+    """lighteval's ``--output-dir`` layout: ``root/results/<model>/results_<ts>.json`` and
+    ``root/details/<model>/<ts>/details_<task>|<shots>_<ts>.parquet`` (``task_records`` keys are
+    ``<task>|<shots>``). Returns the details folder of the run."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    res_dir = root / "results" / model
+    res_dir.mkdir(parents=True, exist_ok=True)
+    if results is not False:
+        out = results or {"config_general": {"model_name": model, "max_samples": None},
+                          "results": {t: {} for t in task_records}, "config_tasks": {t: {} for t in task_records}}
+        (res_dir / f"results_{ts}.json").write_text(json.dumps(out, indent=2))
+    d = root / "details" / model / ts
+    d.mkdir(parents=True, exist_ok=True)
+    for task, recs in task_records.items():
+        pq.write_table(pa.Table.from_pylist(recs), d / f"details_{task}_{ts}.parquet")
+    return d
+
+
 # --------------------------------------------------------------------------- OLL v1 details
 def write_v1_details(model_dir: Path, task_name: str, ts: str, scores: Sequence[float], *, layout: str = "struct",
                      metric: str = "acc", other: dict[str, Sequence[float]] | None = None, content: bool = True) -> Path:

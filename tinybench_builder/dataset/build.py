@@ -238,7 +238,7 @@ def write_folder(plan: FolderPlan, out: str | os.PathLike, *, previous: CardInpu
             layout.write_json(folder / layout.VALIDATION_NAME, fit.report)
         for data in plan.data:
             layout.write_parquet(data.table, layout.child_path(tmp, data.path))
-        for rel, text in plan.texts:  # the lm-eval task files
+        for rel, text in plan.texts:  # the lm-eval task files and the lighteval custom tasks
             path = layout.child_path(tmp, rel)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")

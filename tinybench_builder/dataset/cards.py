@@ -349,7 +349,8 @@ def _environment(templates: Path):
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)), undefined=jinja2.StrictUndefined,
                              keep_trailing_newline=True, autoescape=False, finalize=finalize)
-    env.filters.update(py=python_string, sh=shell_word, code=code, text=text, fenced=fenced)
+    env.filters.update(py=python_string, sh=shell_word, code=code, text=text, fenced=fenced,
+                       add_fewshot=lambda task: f"{task}|0")  # a lighteval task with its number of shots
     return env
 
 
@@ -431,6 +432,27 @@ def metric_notes(manifest: dict, spec: BenchmarkSpec) -> list[Markdown]:
     return out
 
 
+#: what each renderer's rows need beyond the plain install: (lm-eval extras, lighteval packages)
+_EXTRAS = {"lb2_ifeval": (("ifeval",), ("langdetect",)), "lb2_math": (("math",), ())}
+
+
+def _harness_extras(manifest: dict, harness: list[str]) -> dict[str, Any]:
+    """The card's values for the harness sections: the functions module, lm-eval's extras, the lighteval
+    module, its tasks and the packages they need (:mod:`tinybench_builder.dataset.lighteval_tasks`)."""
+    renderers = [c.get("renderer") or "" for n, c in manifest["configs"].items()
+                 if c.get("harness_task") and n not in set(manifest.get("content_missing") or [])]
+    lighteval = list(manifest.get("lighteval_tasks") or [])
+    files = list(manifest.get("harness_tasks") or [])
+    return dict(
+        harness_utils=next((f for f in files if f.endswith(".py")), f"{layout.HARNESS_DIR}/tiny_utils_<id>.py"),
+        harness_extras=sorted({e for r in renderers for e in _EXTRAS.get(r, ((), ()))[0]}),
+        lighteval_file=lighteval[0] if lighteval else "", lighteval_tasks=harness if lighteval else [],
+        lighteval_pool=[f"{t}_pool" for t in harness] if lighteval else [],
+        lighteval_extras=sorted({e for r in renderers for e in _EXTRAS.get(r, ((), ()))[1]}),
+        lighteval_winogrande="winogrande" in renderers,
+    )
+
+
 def render_card(card: CardInputs, previous: CardInputs | None = None,
                 templates: str | os.PathLike | None = None, plot: str | None = None,
                 plot_note: str | None = None) -> Any:
@@ -495,6 +517,7 @@ def render_card(card: CardInputs, previous: CardInputs | None = None,
         harness_pool_tasks=[Path(f).stem for f in manifest.get("harness_tasks") or [] if f.endswith("_pool.yaml")],
         harness_group=spec.name if len(harness) > 1 and manifest.get("harness_tasks") else "",
         harness_group_file=f"{layout.HARNESS_DIR}/{spec.name}.yaml",
+        **_harness_extras(manifest, harness),
         configs_absent=list(manifest.get("configs_absent") or []),
         content_missing=list(manifest.get("content_missing") or []),
         missing_id_column=id_cols[0] if id_cols else "instance_id",

@@ -110,7 +110,7 @@ def _read_local_table(path: Path, id_column: str = "item_id") -> pa.Table:
                              keep_default_na=False)
             return pa.Table.from_pandas(df, preserve_index=False)
         if name.endswith(".jsonl"):
-            from tinybench_builder.read import iter_records
+            from tinybench_builder.inputs import iter_records
 
             return pa.Table.from_pylist([rec for _, rec in iter_records(path)])
         if name.endswith(".json"):

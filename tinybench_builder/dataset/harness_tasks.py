@@ -2,9 +2,19 @@
 
 ::
 
-    lm_eval --model hf --model_args pretrained=<model> --include_path DIR/lm_eval --tasks tinyWMDP_bio \
-        --log_samples --output_path results/
-    python -m tinybench_builder estimate DIR results/
+    path=$(hf download OWNER/tinyWMDP_bio --repo-type dataset --revision v1.0.0 --quiet)
+    PYTHONPATH="$path/lm_eval" PYTHONDONTWRITEBYTECODE=1 lm_eval --model hf --model_args pretrained=<model> \
+        --include_path "$path/lm_eval" --tasks tinyWMDP_bio --log_samples --output_path results/
+    python -m tinybench_builder estimate "$path" results/
+
+**A downloaded release.** In the Hub cache (``hf download`` without ``--local-dir``) the files
+are symbolic links into ``blobs/``; lm-eval 0.4.13 resolves a task file's link and looks for the
+functions module beside the blob, then imports it by name: ``PYTHONPATH`` names the snapshot's
+``lm_eval/``. The module, ``tiny_utils_<id>.py`` (:func:`utils_module`), is named after the
+release, so two releases in one run never share one. ``PYTHONDONTWRITEBYTECODE=1`` keeps Python
+from writing ``lm_eval/__pycache__/`` into the release (a module cannot stop its own bytecode being
+written; the estimator it loads is loaded without writing any). With ``--local-dir`` (real files)
+the same command works, ``PYTHONPATH`` unused.
 
 One ``<task>.yaml`` per config that has a harness task (and ``<task>_pool.yaml``, the same task over the
 ``pool`` split: every item, for adaptive evaluation), written as lm-eval's own
@@ -17,7 +27,7 @@ full-benchmark score, with ``score_ci_low``..``score_ci_high``, its 95% interval
 the estimator shipped in the same release folder (``estimator.py`` and its side files next to
 ``lm_eval/``; downloaded from the repository at the same tag when the task files are used
 alone), and ``anchor_mean``, the plain mean of the answered rows' metric (not an estimate of the
-full score). ``lm_eval/tiny_utils.py`` holds the functions: ``process_results`` scores each row
+full score). ``lm_eval/tiny_utils_<id>.py`` holds the functions: ``process_results`` scores each row
 as lm-eval scores it (acc / acc_norm of the choices' log-likelihoods, TruthfulQA mc2, GSM8K's
 exact match with lm-eval's options) and tags the value with the row's anchor id, so that the
 aggregation never depends on the order of the results (data-parallel runs interleave them,
@@ -56,10 +66,15 @@ from typing import Any, Mapping, Sequence
 from tinybench_builder.errors import BuildError
 from tinybench_builder.registry import LM_EVAL_TINY_TASKS, BenchmarkSpec, ConfigSpec
 from tinybench_builder.layout import HARNESS_DIR
+from tinybench_builder.dataset.task_code import (DOC_FUNCTIONS, IMPORTS, LM_EVAL_AGGREGATION, LM_EVAL_PROCESSOR,
+                                                 LM_EVAL_SCORING, RELEASE_ESTIMATE, ROW_ITEMS, UTILS_DOCSTRING,
+                                                 V2_LM_EVAL_SCORING, v2_choices_source)
 
 __all__ = ["HARNESS_DIR", "UTILS_MODULE", "TASK_SUFFIX", "LM_EVAL_TINY_TASKS", "ANCHOR_MEAN", "POOL_SUFFIX",
-           "task_files", "task_settings", "task_name", "row_keys", "check_task_names", "UTILS_SOURCE"]
+           "task_files", "task_settings", "task_name", "row_keys", "check_task_names", "UTILS_SOURCE", "utils_module",
+           "utils_file"]
 
+#: the prefix of the functions module's name: ``tiny_utils_<id>`` (:func:`utils_module`)
 UTILS_MODULE = "tiny_utils"
 #: suffix of the task names of the registered tiny benchmarks (lm-eval has tasks named like them)
 TASK_SUFFIX = "_tb"
@@ -76,6 +91,25 @@ class _Function(str):
 
 def _fn(name: str) -> _Function:
     return _Function(f"!function {UTILS_MODULE}.{name}")
+
+
+def utils_module(repo_id: str, tag: str) -> str:
+    """The name of the functions module of the release ``repo_id`` at ``tag``: ``tiny_utils_<12 hex>``, the
+    sha256 of ``repo_id@tag``.
+
+    One name per release, so that two releases evaluated in one lm-eval run never share a module: in
+    the Hub cache lm-eval imports it by name from ``PYTHONPATH`` (it resolves the task file's symbolic
+    link into ``blobs/``, where the module is not), and Python keeps one module per name. Under a
+    shared name the second release's tasks would run with the first one's rows table and estimator
+    (two versions of one benchmark: refused as "another release's rows", or, with a kept design,
+    estimated by the wrong version).
+    """
+    return f"{UTILS_MODULE}_{hashlib.sha256(f'{repo_id}@{tag}'.encode('utf-8')).hexdigest()[:12]}"
+
+
+def utils_file(files: Sequence[str]) -> str | None:
+    """The functions module among a folder's task files (the manifest's ``harness_tasks``), or None."""
+    return next((f for f in files if f.startswith(f"{HARNESS_DIR}/{UTILS_MODULE}") and f.endswith(".py")), None)
 
 
 #: lm-eval's GSM8K scoring (tasks/gsm8k/gsm8k.yaml, tinyBenchmarks/tinyGSM8k.yaml)
@@ -132,312 +166,12 @@ _BY_RENDERER: dict[str, dict[str, Any]] = {
     "lb2_mmlu_pro": {"output_type": "multiple_choice", "doc_to_text": "{{input_formatted}}",
                      "doc_to_choice": _fn("mmlu_pro_choices"), "doc_to_target": "answer", "metric_list": _ACC},
 }
-#: the functions of ``tiny_utils.py`` each v2 task names come from :data:`V2_UTILS_SOURCE`
+#: the functions of the v2 tasks (:func:`tinybench_builder.dataset.task_code.v2_choices_source` and its scoring)
 _V2_FUNCTIONS = ("bbh_choices", "mmlu_pro_choices", "ifeval_results", "math_results")
 
-#: ``lm_eval/tiny_utils.py`` (the part that does not depend on the dataset; the tasks' table follows)
-UTILS_SOURCE = '''\
-"""Functions of the lm-evaluation-harness tasks of this tiny dataset (written by tinybench-builder).
-
-Every task reports, in lm-eval's results table:
-
-* ``score``: the estimated full-benchmark score, computed by the estimator shipped in this
-  release (``estimator.py`` and its side files in the folder above this one; when they are not
-  there, downloaded from the dataset repository at the release tag and checked against its
-  manifest), from the rows the run answered: any subset (``--limit n``: the first n rows) gives
-  an estimate, with a wider interval;
-* ``score_ci_low``, ``score_ci_high``: its 95% interval;
-* ``anchor_mean``: the plain mean of the answered rows' metric (not an estimate of the full score).
-
-``process_results_<task>`` scores a row as lm-eval scores it and tags the value with the row's
-item id, so the estimate never depends on the order of the results (data-parallel runs,
-``--samples``). numpy only (the estimator: numpy + scipy); jinja2, an lm-eval dependency, renders
-the templates of choices and targets as lm-eval does.
-"""
-
-import ast
-import functools
-import hashlib
-import importlib.util
-import json
-import re
-import string
-import sys
-from pathlib import Path
-
-import numpy as np
-
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent  # the release folder: estimator.py, manifest.json, the side files
-SIDE_FILES = ("estimator.json", "irt_parameters.npz")
-
-
-def _clean(text):
-    # lm-eval's HellaSwag preprocessing (tasks/hellaswag/utils.py)
-    text = text.strip()
-    text = text.replace(" [title]", ". ")
-    text = re.sub("\\\\[.*?\\\\]", "", text)
-    return text.replace("  ", " ")
-
-
-def hellaswag_choices(doc):
-    """The four endings, cleaned as lm-eval's HellaSwag cleans them."""
-    return [_clean(e) for e in doc["endings"]]
-
-
-def _gold_option(doc):
-    return doc["option" + str(doc["answer"]).strip()]
-
-
-def winogrande_gold(doc):
-    """Partial evaluation: the index of the correct context (lm-eval then scores every context)."""
-    return {"1": 0, "2": 1}[str(doc["answer"]).strip()]
-
-
-def winogrande_choices(doc):
-    """input_formatted ends with the correct option: the same prompt ending with each option."""
-    prompt, gold = doc["input_formatted"], _gold_option(doc)
-    if not prompt.endswith(gold):
-        raise ValueError("input_formatted does not end with the correct option")
-    prefix = prompt[: len(prompt) - len(gold)]
-    return [prefix + doc["option1"], prefix + doc["option2"]]
-
-
-def winogrande_target(doc):
-    """The shared continuation: the sentence after the blank."""
-    sentence = doc["sentence"]
-    return sentence[sentence.index("_") + 1:].strip()
-
-
-def truthfulqa_mc2(doc, results):
-    """TruthfulQA mc2: the normalised probability of the true answers (labels 1 before labels 0)."""
-    lls = np.array([r[0] for r in results], dtype=float)
-    first_false = list(doc["mc2_targets"]["labels"]).index(0)
-    p = np.exp(lls)
-    return {"acc": float(p[:first_false].sum() / p.sum())}
-
-
-# ----------------------------------------------------------------- scoring a row as lm-eval does
-@functools.lru_cache(maxsize=1)
-def _jinja():
-    import jinja2  # lm-eval's template engine, with its settings (lm_eval/utils.py)
-
-    env = jinja2.Environment(loader=jinja2.BaseLoader, undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
-    env.filters["regex_replace"] = lambda s, pattern, repl, count=0: re.sub(pattern, repl, s, count=count)
-    return env
-
-
-def _render(template, doc):
-    return _jinja().from_string(template).render(**doc)
-
-
-def _resolve(spec, doc):
-    """A doc_to_choice / doc_to_target / doc_to_text value of the task file, as lm-eval resolves it."""
-    kind, value = spec
-    if kind == "function":
-        return globals()[value](doc)
-    if kind in ("list", "int"):
-        return value
-    if value in doc:  # a column
-        return doc[value]
-    return _render(value, doc)
-
-
-def _choices(cfg, doc):
-    got = _resolve(cfg["choices"], doc)
-    if cfg["choices"][0] == "template" and isinstance(got, str):
-        got = ast.literal_eval(got)
-    return list(got)
-
-
-def _target(cfg, doc):
-    got = _resolve(cfg["target"], doc)
-    if cfg["target"][0] == "template" and isinstance(got, str):
-        if got.isdigit() and cfg.get("choices") is not None:
-            return ast.literal_eval(got)
-        if len(got) >= 2 and got[0] == "[" and got[-1] == "]":
-            try:
-                return ast.literal_eval(got)
-            except (SyntaxError, ValueError):
-                return got
-    return got
-
-
-def _exact_match(prediction, reference, regexes_to_ignore=(), ignore_case=False, ignore_punctuation=False):
-    # lm-eval's exact_match (api/metrics.py, exact_match_hf_evaluate) for one pair
-    for s in regexes_to_ignore or ():
-        prediction, reference = re.sub(s, "", prediction), re.sub(s, "", reference)
-    if ignore_case:
-        prediction, reference = prediction.lower(), reference.lower()
-    if ignore_punctuation:
-        table = str.maketrans("", "", string.punctuation)
-        prediction, reference = prediction.translate(table), reference.translate(table)
-    return float(prediction == reference)
-
-
-def _score(cfg, doc, results):
-    """The row's metric, computed as lm-eval's ConfigurableTask.process_results computes it."""
-    scoring, metric = cfg["scoring"], cfg["metric"]
-    if scoring == "function":  # the task's own process_results (TruthfulQA mc2, IFEval, MATH)
-        return float(globals()[cfg["function"]](doc, results)[metric])
-    if scoring == "loglikelihood":
-        return float(bool(results[0][1]))
-    if scoring == "exact_match":
-        result = results[0]
-        gold = _target(cfg, doc)
-        if not isinstance(gold, type(result)):
-            gold = type(result)(gold)
-        return _exact_match(result, gold, **cfg.get("match", {}))
-    lls = np.array([float(r[0]) for r in results])
-    choices = _choices(cfg, doc)
-    gold = _resolve(cfg["gold"], doc) if cfg.get("gold") else _target(cfg, doc)
-    if isinstance(gold, str):
-        gold = choices.index(gold) if gold in choices else -100
-    elif isinstance(gold, (int, np.integer)):
-        gold = int(gold) if gold < len(choices) else -100
-    if metric == "acc_norm":
-        pred = int(np.argmax(lls / np.array([float(len(c)) for c in choices])))
-    else:
-        pred = int(np.argmax(lls))
-    return 1.0 if pred == gold else 0.0
-
-
-def _item(task, doc):
-    cfg = TASKS[task]
-    key = hashlib.sha256(str(doc.get(cfg["key"])).encode("utf-8")).hexdigest()[:16]
-    item = cfg["ids"].get(key)
-    if item is None:
-        raise ValueError(f"{task}: a document is not a row of this tiny dataset (column {cfg['key']!r} matches no "
-                         f"row of {REPO_ID}@{REVISION}); is the task file from another release?")
-    return item
-
-
-def _processor(task):
-    def process_results(doc, results):
-        item = _item(task, doc)
-        value = _score(TASKS[task], doc, results)
-        tagged = (task, item, value)
-        return {"score": tagged, "score_ci_low": tagged, "score_ci_high": tagged, "anchor_mean": value}
-
-    process_results.__name__ = process_results.__qualname__ = f"process_results_{task}"
-    return process_results
-
-
-# ----------------------------------------------------------------- the estimate (aggregation)
-def _sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def _release_root(subfolder):
-    """The folder holding estimator.py and the side files of ``subfolder``: this release's, else
-    a download of the repository at the release tag (checked against its manifest)."""
-    prefix = f"{subfolder}/" if subfolder else ""
-    if (ROOT / "estimator.py").is_file() and all((ROOT / f"{prefix}{n}").is_file() for n in SIDE_FILES):
-        return ROOT
-    from huggingface_hub import snapshot_download  # an lm-eval dependency (datasets)
-
-    names = ["manifest.json", "estimator.py"] + [prefix + n for n in SIDE_FILES]
-    root = Path(snapshot_download(REPO_ID, repo_type="dataset", revision=REVISION, allow_patterns=names))
-    files = json.loads((root / "manifest.json").read_text(encoding="utf-8")).get("files", {})
-    for name in names[1:]:
-        want = (files.get(name) or {}).get("sha256")
-        if not want or _sha256(root / name) != want:
-            raise ValueError(f"{REPO_ID}@{REVISION}: {name} does not match the release manifest")
-    return root
-
-
-@functools.lru_cache(maxsize=None)
-def _estimator(subfolder):
-    root = _release_root(subfolder)
-    code = root / "estimator.py"
-    name = "tinybench_estimator_" + _sha256(code)[:16]
-    module = sys.modules.get(name)
-    if module is None:  # loaded by path (this folder is not on sys.path), once per process
-        spec = importlib.util.spec_from_file_location(name, code)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return module.TinyEstimator.load(root / subfolder if subfolder else root)
-
-
-@functools.lru_cache(maxsize=32)
-def _estimate(task, answers):
-    cfg = TASKS[task]
-    res = _estimator(cfg["estimator"]).estimate(dict(answers))
-    res = res.get("scenarios", {}).get(cfg["scenario"], res)
-    return float(res["score"]), float(res["ci_low"]), float(res["ci_high"])
-
-
-def _answers(items):
-    tasks = {it[0] for it in items}
-    if len(tasks) != 1:
-        raise ValueError(f"expected the results of one task, got {sorted(tasks)}")
-    answers = {}
-    for _, item, value in items:
-        value = float(value)
-        if answers.get(item, value) != value:
-            raise ValueError(f"{item}: two different results for the same row")
-        answers[item] = value
-    return tasks.pop(), tuple(sorted(answers.items()))
-
-
-def agg_score(items):
-    """The estimated full-benchmark score from the answered rows (any order, any subset)."""
-    return _estimate(*_answers(items))[0]
-
-
-def agg_ci_low(items):
-    """Lower end of the score's 95% interval."""
-    return _estimate(*_answers(items))[1]
-
-
-def agg_ci_high(items):
-    """Upper end of the score's 95% interval."""
-    return _estimate(*_answers(items))[2]
-'''
-
-def _v2_utils_source() -> str:
-    from tinybench_builder.registry import bbh_choices, bbh_subtasks
-
-    choices = json.dumps({sub: bbh_choices(sub) for sub in bbh_subtasks()}, ensure_ascii=False, indent=1)
-    return """
-
-# ---- the Open LLM Leaderboard v2 tasks (lm-eval's lm_eval/tasks/leaderboard)
-#: each BBH subtask's continuations (its task's doc_to_choice); a row's subtask is its subscenario
-_BBH_CHOICES = """ + choices + '''
-
-
-def bbh_choices(doc):
-    """The continuations of the row's BBH subtask."""
-    return _BBH_CHOICES[doc["subscenario"]]
-
-
-def mmlu_pro_choices(doc):
-    """One letter per option (the leaderboard task's utils.doc_to_choice)."""
-    return [chr(ord("A") + i) for i in range(len(doc["options"]))]
-
-
-def ifeval_results(doc, results):
-    """Prompt-level strict accuracy, by lm-eval's own IFEval checks (pip install "lm-eval[ifeval]")."""
-    from lm_eval.tasks.leaderboard.ifeval import utils as ifeval
-
-    return {"prompt_level_strict_acc": ifeval.process_results(doc, results)["prompt_level_strict_acc"]}
-
-
-def math_results(doc, results):
-    """Exact match as the leaderboard scored MATH-hard: lm-eval's original answer check
-    (process_result_v1; its exact_match_original) (pip install "lm-eval[math]")."""
-    from lm_eval.tasks.leaderboard.math import utils as math_hard
-
-    original = getattr(math_hard, "process_result_v1", None)
-    if original is not None:
-        return {"exact_match": int(original(doc, results[0]))}
-    return {"exact_match": int(math_hard.process_results(doc, results)["exact_match"])}
-'''
+#: ``lm_eval/tiny_utils_<id>.py`` (the part that does not depend on the dataset; the tasks' table follows)
+UTILS_SOURCE = (UTILS_DOCSTRING + IMPORTS + DOC_FUNCTIONS + LM_EVAL_SCORING + ROW_ITEMS + LM_EVAL_PROCESSOR
+                + RELEASE_ESTIMATE + LM_EVAL_AGGREGATION)
 
 
 _ORDER = ("task", "dataset_path", "dataset_name", "dataset_kwargs", "test_split", "output_type", "num_fewshot",
@@ -551,26 +285,28 @@ def _scoring(config: ConfigSpec, settings: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _dumper() -> type:
-    """PyYAML's safe dumper that writes a :class:`_Function` as lm-eval's ``!function`` tag."""
+def _dumper(module: str = UTILS_MODULE) -> type:
+    """PyYAML's safe dumper that writes a :class:`_Function` as lm-eval's ``!function`` tag, naming the
+    release's functions module ``module``."""
     import yaml
 
     class Dumper(yaml.SafeDumper):
         pass
 
     def function(dumper: yaml.SafeDumper, value: _Function) -> yaml.Node:
-        return dumper.represent_scalar("!function", str(value).removeprefix("!function "))
+        name = str(value).removeprefix(f"!function {UTILS_MODULE}.")
+        return dumper.represent_scalar("!function", f"{module}.{name}")
 
     Dumper.add_representer(_Function, function)
     return Dumper
 
 
-def _yaml(fields: Mapping[str, Any], order: Sequence[str] = _ORDER) -> str:
+def _yaml(fields: Mapping[str, Any], order: Sequence[str] = _ORDER, module: str = UTILS_MODULE) -> str:
     """The task as YAML (PyYAML): keys in ``order``, then the others; no line wrapping."""
     import yaml
 
     ordered = {k: fields[k] for k in [k for k in order if k in fields] + [k for k in fields if k not in order]}
-    return yaml.dump(ordered, Dumper=_dumper(), sort_keys=False, allow_unicode=True, width=1 << 16,
+    return yaml.dump(ordered, Dumper=_dumper(module), sort_keys=False, allow_unicode=True, width=1 << 16,
                      default_flow_style=False)
 
 
@@ -614,6 +350,7 @@ def task_files(spec: BenchmarkSpec, configs: Mapping[str, Mapping[str, Any]], re
     tasks: list[str] = []
     table: dict = {}
     used: set[str] = set()  # the tiny_utils functions the task settings name
+    module = utils_module(repo_id, tag)
     for c in spec.configs:
         if c.name not in configs:
             continue
@@ -632,7 +369,7 @@ def task_files(spec: BenchmarkSpec, configs: Mapping[str, Mapping[str, Any]], re
                                   design.get("configs", {}) else {}),
                                "source": "written by tinybench-builder: score = the full-score estimate of the "
                                          "release's estimator, anchor_mean = the plain mean of the rows"}}
-        out[f"{HARNESS_DIR}/{name}.yaml"] = _yaml(fields)
+        out[f"{HARNESS_DIR}/{name}.yaml"] = _yaml(fields, module=module)
         tasks.append(name)
         key, keys, anchors = (rows or {}).get(c.name, ("", [], []))
         table[name] = {"estimator": configs[c.name].get("estimator", ""),
@@ -647,7 +384,7 @@ def task_files(spec: BenchmarkSpec, configs: Mapping[str, Mapping[str, Any]], re
                 "task": name + POOL_SUFFIX, "test_split": pool,
                 "metadata": {**fields["metadata"], "source": "written by tinybench-builder; every item of the "
                              "estimator (the pool split): evaluate the items an adaptive session asks for with "
-                             "--samples (docs/ADAPTIVE.md)"}})
+                             "--samples (docs/ADAPTIVE.md)"}}, module=module)
     if len(tasks) > 1:  # a bundle: the group of its tasks
         out[f"{HARNESS_DIR}/{spec.name}.yaml"] = _yaml({"group": spec.name, "task": tasks,
                                                         "metadata": {"version": 2.0, "dataset_version": version}},
@@ -655,8 +392,8 @@ def task_files(spec: BenchmarkSpec, configs: Mapping[str, Mapping[str, Any]], re
     if tasks:
         # decided on the values, not on the YAML text: PyYAML quotes a tagged scalar (!function 'tiny_utils.x')
         v2 = any(str(_fn(name)) in used for name in _V2_FUNCTIONS)
-        out[f"{HARNESS_DIR}/{UTILS_MODULE}.py"] = (
-            UTILS_SOURCE + (_v2_utils_source() if v2 else "")
+        out[f"{HARNESS_DIR}/{module}.py"] = (
+            UTILS_SOURCE + (v2_choices_source() + V2_LM_EVAL_SCORING if v2 else "")
             + "\n\n# ----------------------------------------------------------------- this release\n"
             f"REPO_ID = {json.dumps(repo_id)}\nREVISION = {json.dumps(tag)}\n"
             "#: per task: the estimator (subfolder of the release) and scenario, how a row is scored, and the\n"

@@ -15,7 +15,7 @@ from typing import Any
 from tinybench_builder import params
 from tinybench_builder.errors import BuildError
 from tinybench_builder.model import FitOptions
-from tinybench_builder.read import bound_hub_requests
+from tinybench_builder.hub_requests import bound_hub_requests
 from tinybench_builder.params import ITEM_ORDERS
 
 __all__ = ["BuildOptions", "ITEM_ORDERS", "check_repo_id", "hub_id_problem", "own_namespace", "LOCAL_NAMESPACE"]

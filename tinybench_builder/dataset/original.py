@@ -10,7 +10,7 @@ The pickle (docs/SOURCE_FORMATS.md section 6.2) holds, per ``bench`` in ``lb``, 
 the tiny dataset's rows; ``lb``: 100 per scenario, scenario after scenario), ``examples_weights``
 (per scenario), ``irt_parameters`` (``A`` (1, D, N), ``B`` (1, 1, N)), ``optimal_lambdas``,
 ``scenarios_position`` and ``subscenarios_position``. It is read with the restricted unpickler
-(:mod:`tinybench_builder.read.sources.legacy_pickle`: numpy arrays and builtin containers only; anything else
+(:mod:`tinybench_builder.safe_pickle`: numpy arrays and builtin containers only; anything else
 is refused before it runs).
 
 :func:`original_estimator` turns one ``bench`` into a :class:`~tinybench_builder.estimator.TinyEstimator`
@@ -70,8 +70,8 @@ REFERENCE_MMLU = {"irt": 0.3231872855436154, "pirt": 0.3388445659317948, "gpirt"
 
 def read_original(path: str | os.PathLike) -> dict:
     """The pickle's content, read with the restricted unpickler (no code runs)."""
-    from tinybench_builder.read import SourceError
-    from tinybench_builder.read import safe_load
+    from tinybench_builder.errors import SourceError
+    from tinybench_builder.safe_pickle import safe_load
 
     try:
         data = safe_load(Path(path))

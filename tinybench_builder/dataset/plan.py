@@ -22,6 +22,7 @@ from tinybench_builder.dataset.options import BuildOptions
 from tinybench_builder.errors import BuildError
 from tinybench_builder.dataset.content import ID_COLUMNS, IDS_ONLY, INPUT_COLUMN, ContentTable, fewshot_split, logged_prompts
 from tinybench_builder.dataset.harness_tasks import row_keys, task_files, task_name
+from tinybench_builder.dataset.lighteval_tasks import lighteval_files
 from tinybench_builder.layout import (DATASET_FORMAT, ITEM_ID_COLUMN, MANIFEST_SCHEMA_VERSION, POOL_SPLIT, config_anchor_ids,
                             config_design_hash, config_item_ids, data_path, dataset_design_hash, to_jsonable)
 from tinybench_builder.read import ResponseMatrix
@@ -183,10 +184,15 @@ def plan_folder(spec: BenchmarkSpec, inputs: BuildInputs, fits: Sequence[Estimat
         manifest["prompt_check"] = prompt_checks
     if previous:
         manifest["previous"] = dict(previous)
-    texts = task_files(spec, {n: i for n, i in configs_info.items() if n not in missing}, manifest["repo_id"],
-                       manifest["tag"], manifest["version"], row_ids, design)
+    with_content = {n: i for n, i in configs_info.items() if n not in missing}
+    texts = task_files(spec, with_content, manifest["repo_id"], manifest["tag"], manifest["version"], row_ids, design)
     if texts:
         manifest["harness_tasks"] = sorted(texts)
+    lighteval = lighteval_files(spec, with_content, manifest["repo_id"], manifest["tag"], manifest["version"], row_ids,
+                                design)
+    if lighteval:  # the lighteval custom tasks (--custom-tasks), hashed in the manifest like every file
+        manifest["lighteval_tasks"] = sorted(lighteval)
+        texts = {**texts, **lighteval}
     manifest = to_jsonable(manifest)
     card = CardInputs(manifest, [(fit.path, to_jsonable(fit.report)) for fit in fits], anchors_of, spec)
     return FolderPlan(tuple(fits), tuple(data), manifest, card, tuple(sorted(texts.items())))

@@ -33,13 +33,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tinybench_builder.estimate.lighteval_logs import has_lighteval_details, lighteval_rows
 from tinybench_builder.estimate.tables import one_blas_thread, resolve_folder
 from tinybench_builder.estimator import TinyEstimator
 from tinybench_builder.dataset import ANCHOR_MEAN
 from tinybench_builder.layout import ITEM_ID_COLUMN, config_anchor_ids, estimator_folder, is_dataset_folder, read_manifest
 from tinybench_builder.read import SourceError
-from tinybench_builder.read import doc_index, iter_records, read_json, walk_files
-from tinybench_builder.read import is_results, results_ts, model_name_from_folder, model_name_from_results, norm_ts, read_samples_file, split_samples_name
+from tinybench_builder.inputs import doc_index, iter_records, read_json, walk_files
+from tinybench_builder.read import (is_results, model_name_from_folder, model_named_in_results, norm_ts, read_samples_file,
+                                    results_ts, split_samples_name)
 
 __all__ = ["LogScores", "read_log_scores", "estimate_from_logs", "match_rows"]
 
@@ -305,11 +307,13 @@ def read_log_scores(folder: str | os.PathLike, logs: str | os.PathLike, task: st
     ``version``: the version (or design hash) the logs were made against, checked against the
     folder's (:meth:`TinyEstimator.design_of`). Logs of the full benchmark (its ``source_task``,
     not the tiny task) are read too: their anchor documents give the estimate, and the logs also
-    give the exact full score (:attr:`LogScores.full_scores`).
+    give the exact full score (:attr:`LogScores.full_scores`). lighteval's details files of the
+    tiny tasks (``--save-details``) are read beside lm-eval's logs
+    (:mod:`tinybench_builder.estimate.lighteval_logs`).
     """
     folder, logs = resolve_folder(folder), Path(logs)
     if not logs.is_dir():
-        raise NotADirectoryError(f"{logs}: not a folder of lm-evaluation-harness logs")
+        raise NotADirectoryError(f"{logs}: not a folder of lm-evaluation-harness logs or lighteval details")
     estimators, targets = _targets(folder, task)
     if version is not None:
         for est in estimators.values():
@@ -318,23 +322,46 @@ def read_log_scores(folder: str | os.PathLike, logs: str | os.PathLike, task: st
     if targets[0].rows is None:  # a `tinybench-builder fit` folder: logs of the full task, items named as `ingest` does
         return _read_full_task_logs(estimators[""], logs, task, metric, filter)
     dirs = _log_dirs(logs, tasks)
-    if not dirs:
+    lighteval = has_lighteval_details(logs)
+    if not dirs and not lighteval:
         full = _read_full_benchmark_logs(estimators, targets, logs, metric, filter) if task is None else None
         if full is not None:
             return full
         raise SourceError(f"{logs}: no samples_<task>_<timestamp>.jsonl logs of {', '.join(sorted(tasks))} "
-                          "(run lm_eval with --log_samples)")
+                          "(run lm_eval with --log_samples) and no lighteval details of them (run lighteval with "
+                          "--save-details)")
+    taken: set[str] = set()
+    models, per_model, notes = _lm_eval_rows(estimators, targets, logs, dirs, metric, filter, taken)
+    if lighteval:
+        more = lighteval_rows(estimators, targets, logs, metric, taken)
+        models, per_model, notes = models + more[0], per_model + more[1], notes + more[2]
+    if not models:
+        raise SourceError(f"{logs}: no logs or details of {', '.join(sorted(tasks))}")
+    scores = {key: np.vstack([pm[key] for pm in per_model]) for key in estimators}
+    return LogScores(estimators, models, scores, notes)
+
+
+def _model_of_run(results: dict | None, d: Path, logs: Path, taken: set[str]) -> str:
+    """The model a run folder's results file names (:func:`tinybench_builder.read.model_named_in_results`:
+    its model arguments, else its model type such as ``dummy``), else the folder's name; a name
+    already taken gets the folder appended."""
+    model = (model_named_in_results(results) if results else None) or model_name_from_folder(d.name)
+    if model in taken:
+        model = f"{model} ({d.relative_to(logs).as_posix() if d != logs else d.name})"
+    taken.add(model)
+    return model
+
+
+def _lm_eval_rows(estimators: dict[str, TinyEstimator], targets: list[_Target], logs: Path,
+                  dirs: dict[Path, dict[str, list[tuple[str, Path]]]], metric: str | None, filter: str | None,
+                  taken: set[str]) -> tuple[list[str], list[dict[str, np.ndarray]], list[str]]:
+    """``(models, per model {estimator key: anchor results}, notes)`` of the lm-eval logs ``dirs``."""
     notes: list[str] = []
     models: list[str] = []
     per_model: list[dict[str, np.ndarray]] = []
-    names_seen: dict[str, int] = {}
     for d in sorted(dirs):
         results = _results_by_ts(d)
-        newest = results[max(results)] if results else None
-        model = (model_name_from_results(newest) if newest else None) or model_name_from_folder(d.name)
-        if model in names_seen:
-            model = f"{model} ({d.relative_to(logs).as_posix() if d != logs else d.name})"
-        names_seen[model] = 1
+        model = _model_of_run(results[max(results)] if results else None, d, logs, taken)
         rows = {key: np.full(len(est.anchor_ids), np.nan) for key, est in estimators.items()}
         for t in targets:
             if t.task is None:  # a config without an lm-eval task: no logs to read
@@ -363,8 +390,7 @@ def read_log_scores(folder: str | os.PathLike, logs: str | os.PathLike, task: st
                 notes.append(f"{model}: {t.task}: {answered} of {n_rows} rows answered")
         models.append(model)
         per_model.append(rows)
-    scores = {key: np.vstack([pm[key] for pm in per_model]) for key in estimators}
-    return LogScores(estimators, models, scores, notes)
+    return models, per_model, notes
 
 
 def _read_full_benchmark_logs(estimators: dict[str, TinyEstimator], targets: list[_Target], logs: Path,

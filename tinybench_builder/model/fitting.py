@@ -40,7 +40,7 @@ from tinybench_builder.model.irt import IRTModel
 from tinybench_builder.model.memory import keep_freed_blocks
 from tinybench_builder.model.partial import fit_growth, partial_components, partial_masks
 from tinybench_builder.progress import bar
-from tinybench_builder.params import ANCHORS, DESIGN, DIMS, N_SEEDS, SEED, check_binarize
+from tinybench_builder.params import ANCHORS, DESIGN, DIMS, N_SEEDS, SEED, check_binarize, derived_seed
 from tinybench_builder.read import CompactScores, ResponseMatrix, row_chunks
 
 MIN_MODELS = 6
@@ -441,7 +441,8 @@ def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progre
         for key in keys:
             oof[key][val] = comp[key]
         if pb.design == "stratified":  # the same models on partial runs (tinybench_builder.model.partial)
-            masks, owner = partial_masks(pb.scen_idx[anchors_r.positions], len(val), seed + r)
+            masks, owner = partial_masks(pb.scen_idx[anchors_r.positions], len(val),
+                                         derived_seed(seed, "partial_masks", r))
             pc = partial_components(est_r, Y.dense(val, anchors_r.positions), masks, owner, keys)
             for key in keys:
                 part[key].append(pc[key])
@@ -564,7 +565,7 @@ def random_baseline(Y, truth: np.ndarray, balance, scen, k: int, seed: int, draw
     items' columns are read."""
     scen_names = list(dict.fromkeys(scen))
     n = Y.shape[0]
-    rng = np.random.default_rng(seed + 7919)
+    rng = np.random.default_rng(derived_seed(seed, "random_baseline"))
     errs = np.zeros(len(scen_names))
     for _ in range(draws):
         a = random_anchors(k, balance, scen, seed=int(rng.integers(2**31)))

@@ -6,25 +6,26 @@ legacy pickle) all land in a :class:`ResponseMatrix`: scores in [0, 1], NaN = no
 (a big wide parquet table is read straight into :class:`CompactScores`: 0/1 scores as bytes).
 :func:`ingest` detects each source's format, reads it model by model (a local process pool or a
 Dask cluster) and merges the parts; :func:`simulate_responses` makes a matrix from known IRT
-parameters. Later stages use only the names below.
+parameters. Later stages use only the names below; the helpers every stage shares (reading JSON,
+JSON lines and folders, document ids, restricted pickles, the bound on Hub requests) are kernel
+modules: :mod:`tinybench_builder.inputs`, :mod:`tinybench_builder.safe_pickle`,
+:mod:`tinybench_builder.hub_requests`.
 """
 
 from tinybench_builder.read.compact import CompactScores, row_chunks
 from tinybench_builder.read.csv_table import check_csv_shape
-from tinybench_builder.read.hub_requests import (
-    DEFAULT_HUB_TIMEOUT, HUB_TIMEOUT_ENV, bound_hub_requests, hub_endpoint, hub_timed_out, hub_timeout,
-)
 from tinybench_builder.read.ingest import FORMATS, IncompleteIngest, IngestResult, detect_source, ingest, ingest_with_report
 from tinybench_builder.read.matrix import (MAX_PARQUET_COLUMNS, MatrixFormatError, ResponseMatrix, subscenario_of,
                                            table_format)
 from tinybench_builder.read.simulate import simulate_responses
 from tinybench_builder.read.sources import ModelUnavailable, SourceError
-from tinybench_builder.read.sources._common import UnitFailure, doc_index, iter_records, read_json, walk_files
+from tinybench_builder.read.sources._common import UnitFailure
 from tinybench_builder.read.sources.dask_map import ClusterError
-from tinybench_builder.read.sources.legacy_pickle import safe_load
+from tinybench_builder.read.sources.lighteval import (choose_run, is_lighteval_details, lighteval_runs, model_of,
+                                                      pick_metric, read_details, record_item, record_value)
 from tinybench_builder.read.sources.lm_eval import (
-    is_results, model_name_from_folder, model_name_from_results, norm_ts, read_samples_file, results_ts,
-    split_samples_name,
+    is_results, model_name_from_folder, model_name_from_results, model_named_in_results, norm_ts, read_samples_file,
+    results_ts, split_samples_name,
 )
 from tinybench_builder.read.sources.tables import is_table
 
@@ -37,11 +38,10 @@ __all__ = [
     # reading evaluation outputs
     "ingest", "ingest_with_report", "detect_source", "FORMATS", "IngestResult", "IncompleteIngest",
     "SourceError", "ModelUnavailable", "ClusterError", "UnitFailure",
-    # file helpers of the readers, for the estimate stage's log reader and the content tables
-    "walk_files", "read_json", "iter_records", "doc_index", "safe_load",
     # lm-eval ``--log_samples`` folders (the estimate stage reads logs of tiny tasks)
     "split_samples_name", "read_samples_file", "is_results", "results_ts", "norm_ts",
-    "model_name_from_folder", "model_name_from_results",
-    # the bound on every Hub request (readers of Hub models, and the release stage's pushes)
-    "HUB_TIMEOUT_ENV", "DEFAULT_HUB_TIMEOUT", "hub_timeout", "bound_hub_requests", "hub_timed_out", "hub_endpoint",
+    "model_name_from_folder", "model_name_from_results", "model_named_in_results",
+    # lighteval --save-details folders (the estimate stage reads details of tiny tasks)
+    "is_lighteval_details", "lighteval_runs", "read_details", "record_item", "record_value", "pick_metric",
+    "choose_run", "model_of",
 ]

@@ -37,12 +37,14 @@ from tinybench_builder.progress import bar as progress_bar
 from tinybench_builder.progress import get_logger, progress_enabled
 from tinybench_builder.read.matrix import ResponseMatrix
 from tinybench_builder.read.sources import SourceError
-from tinybench_builder.read.sources._common import Options, Unit, UnitFailure, map_units, walk_files
+from tinybench_builder.inputs import walk_files
+from tinybench_builder.read.sources._common import Options, Unit, UnitFailure, map_units
 from tinybench_builder.read.sources.reduce import MatrixReducer, matrix_to_parts, unit_keys
 
 #: detect_source results -> reader module (inside tinybench_builder.read.sources)
 FORMATS = {
     "lm_eval": "lm_eval",
+    "lighteval": "lighteval",
     "open_llm_leaderboard_v2": "lm_eval",
     "open_llm_leaderboard": "open_llm_leaderboard",
     "alpaca_eval": "alpaca_eval",
@@ -57,6 +59,7 @@ __all__ = ["FORMATS", "detect_source", "ingest", "ingest_with_report", "Incomple
 
 
 def _classify_file(f: Path) -> str | None:
+    from tinybench_builder.read.sources.lighteval import is_lighteval_details
     from tinybench_builder.read.sources.lm_eval import split_samples_name
     from tinybench_builder.read.sources.open_llm_leaderboard import split_details_name
     from tinybench_builder.read.sources.tables import is_table
@@ -67,6 +70,8 @@ def _classify_file(f: Path) -> str | None:
         return "helm"
     if name == "annotations.json":
         return "alpaca_eval"
+    if low.endswith(".parquet") and is_lighteval_details(f):  # before v1's details: the same file names
+        return "lighteval"
     if split_details_name(name):
         return "open_llm_leaderboard"
     parsed = split_samples_name(name)
@@ -85,7 +90,9 @@ def detect_source(path: str | Path) -> str:
     """The format of a source file or folder, one of :data:`FORMATS`.
 
     Folders are recognised by their marker files: ``run_spec.json`` (HELM),
-    ``annotations.json`` (AlpacaEval), ``details_*.parquet`` (Open LLM Leaderboard v1),
+    ``annotations.json`` (AlpacaEval), ``details_<task>|<shots>_<ts>.parquet`` with lighteval's
+    ``doc``/``metric``/``model_response`` columns (lighteval), other ``details_*.parquet`` (Open LLM
+    Leaderboard v1),
     ``samples_<task>_<ts>.jsonl`` (lm-eval; ``leaderboard_*`` tasks: leaderboard v2),
     other ``*.jsonl`` (lm-eval v0.4.0-0.4.2); a single ``.pkl`` is a legacy pickle and a
     ``.parquet``/``.csv`` file a score table.

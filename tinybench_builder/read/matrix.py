@@ -387,13 +387,19 @@ def table_format(path: str | os.PathLike) -> str:
     raise MatrixFormatError(f"{path}: write the score table as .parquet (or .csv); unknown file type")
 
 
-def natural_key(name: str) -> tuple:
+def natural_key(name: object) -> tuple[tuple[tuple[int, int, str], ...], str]:
     """Sort key that orders ``"item2"`` before ``"item10"`` (digit runs compare as numbers).
 
-    The raw string is the last element, so two different names never compare equal.
+    The one natural order of the package: item ids (the matrix's column order) and the readers'
+    files (HELM run folders) sort by it. A digit run sorts before text at the same place; the raw
+    string is the last element, so two different names never compare equal (``"a01"`` before
+    ``"a1"``), and the order never depends on the order the names came in.
     """
-    parts = _DIGITS.split(str(name))
-    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts if p != ""), str(name)
+    text = str(name)
+    # split() with a capturing group alternates text and digit runs: the odd parts are the runs
+    # (str.isdigit would also take "²" for one, which int() refuses)
+    parts = _DIGITS.split(text)
+    return tuple((0, int(p), "") if i % 2 else (1, 0, p) for i, p in enumerate(parts) if p != ""), text
 
 
 _DIGITS = __import__("re").compile(r"(\d+)")

@@ -1,8 +1,9 @@
-"""The Open LLM Leaderboard v2 benchmarks: registry entries, their metrics and normalisation.
+"""The Open LLM Leaderboard v2 benchmarks: their metrics and normalisation (the entries are spec files).
 
 The leaderboard (June 2024 - 2025) ranks models on six lm-evaluation-harness tasks, run with
 the Hugging Face fork of lm-eval 0.4.3 (its ``leaderboard_*`` tasks, now in lm-eval's
-``lm_eval/tasks/leaderboard``). Each gets a tiny benchmark here, and ARC-Challenge too (the
+``lm_eval/tasks/leaderboard``). Each gets a tiny benchmark (a spec file of ``registry/registered/``,
+``tinyIFEval.toml`` ...), and ARC-Challenge too (the
 early v2 runs had ``leaderboard_arc_challenge``, 25-shot; it is not in the leaderboard's
 average), and the bundle ``tinyOpenLLMLeaderboardV2`` has one config per benchmark (one IRT
 model across them). Subtasks are subscenarios (item ids ``<subtask>.<doc_id>``, as
@@ -60,18 +61,14 @@ dataset card): release its rows gated or as ids only.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Iterable, Mapping
 
-from tinybench_builder.registry.benchmarks import BenchmarkSpec, ConfigSpec, register
-from tinybench_builder.registry.citations import (
-    ARC_BIBTEX, BBH_BIBTEX, GPQA_BIBTEX, IFEVAL_BIBTEX, MATH_BIBTEX, MMLU_PRO_BIBTEX, MUSR_BIBTEX,
-    OPEN_LLM_LEADERBOARD_V2_BIBTEX,
-)
+from tinybench_builder.registry.benchmarks import REGISTRY
+from tinybench_builder.registry.entries import ConfigSpec
 from tinybench_builder.registry.prompts_v2 import bbh_choices, bbh_subtasks
 
 __all__ = [
-    "V2_CONFIGS", "MATH_HARD_SUBJECTS", "GPQA_SUBSETS", "MUSR_SUBTASKS", "BBH_CHANCE", "MUSR_CHANCE",
+    "V2_BENCHMARKS", "V2_CONFIGS", "MATH_HARD_SUBJECTS", "GPQA_SUBSETS", "MUSR_SUBTASKS", "BBH_CHANCE", "MUSR_CHANCE",
     "subscenario_weights", "normalization",
 ]
 
@@ -80,71 +77,16 @@ MATH_HARD_SUBJECTS = ("algebra", "counting_and_prob", "geometry", "intermediate_
                       "prealgebra", "precalculus")
 GPQA_SUBSETS = ("diamond", "extended", "main")
 MUSR_SUBTASKS = ("murder_mysteries", "object_placements", "team_allocation")
-#: chance level of each BBH subtask: 1 / its number of choices (the leaderboard's lower bounds)
+#: chance level of each BBH subtask: 1 / its number of choices (the leaderboard's lower bounds; tinyBBH.toml's
+#: ``chance`` table holds these numbers, tests/test_leaderboard_v2.py checks that they agree)
 BBH_CHANCE = {s: 1.0 / len(bbh_choices(s)) for s in bbh_subtasks()}
 #: MuSR's lower bounds (the leaderboard's documentation: 2, 5 and 3 choices)
 MUSR_CHANCE = {"murder_mysteries": 1 / 2, "object_placements": 1 / 5, "team_allocation": 1 / 3}
 
-
-def _v2(name: str, scenario: str, **kw) -> ConfigSpec:
-    return ConfigSpec(name=name, scenario=scenario, tiny_split="test", content_from="source", **kw)
-
-
-IFEVAL_CONFIG = _v2(
-    "default", "ifeval", columns=("doc_id", "key", "prompt", "instruction_id_list", "kwargs", "input_formatted"),
-    upstream="wis-k/instruction-following-eval", upstream_splits={"test": "train"},
-    source_task="leaderboard_ifeval", metric="prompt_level_strict_acc", renderer="lb2_ifeval",
-    harness_task="tinyIFEval", harness_metric="prompt_level_strict_acc", eval_size=541, chance=0.0,
-    license="apache-2.0")
-
-BBH_CONFIG = _v2(
-    "default", "bbh", columns=("subscenario", "doc_id", "input", "target", "input_formatted"),
-    upstream="SaylorTwift/bbh", upstream_splits={"test": "test"}, source_task="leaderboard_bbh", metric="acc_norm",
-    renderer="lb2_bbh", harness_task="tinyBBH", harness_metric="acc_norm",
-    subscenario_weighting="chance", chance=dict(BBH_CHANCE), license="mit")
-
-MATH_HARD_CONFIG = _v2(
-    "default", "math_hard",
-    columns=("subscenario", "doc_id", "problem", "level", "type", "solution", "answer", "input_formatted"),
-    upstream="lighteval/MATH-Hard", upstream_splits={"test": "test"}, source_task="leaderboard_math",
-    metric="exact_match", renderer="lb2_math", harness_task="tinyMATHHard", harness_metric="exact_match",
-    subscenario_weighting="size", chance=0.0, license="mit")
-
-GPQA_CONFIG = _v2(
-    "default", "gpqa",
-    columns=("subscenario", "doc_id", "Record ID", "Question", "choice1", "choice2", "choice3", "choice4", "answer",
-             "input_formatted"),
-    upstream="Idavidrein/gpqa", upstream_splits={"test": "train"}, source_task="leaderboard_gpqa",
-    metric="acc_norm", renderer="lb2_gpqa", harness_task="tinyGPQA", harness_metric="acc_norm",
-    subscenario_weighting="size", chance=0.25, license="cc-by-4.0")
-
-MUSR_CONFIG = _v2(
-    "default", "musr",
-    columns=("subscenario", "doc_id", "narrative", "question", "choices", "answer_index", "answer_choice",
-             "input_formatted"),
-    upstream="TAUR-Lab/MuSR", source_task="leaderboard_musr", metric="acc_norm", renderer="lb2_musr",
-    harness_task="tinyMuSR", harness_metric="acc_norm", subscenario_weighting="chance", chance=dict(MUSR_CHANCE),
-    license="cc-by-4.0")
-
-MMLU_PRO_CONFIG = _v2(
-    "default", "mmlu_pro", full_splits=("validation",),
-    columns=("doc_id", "question_id", "question", "options", "answer", "answer_index", "cot_content", "category", "src",
-             "input_formatted"),
-    upstream="TIGER-Lab/MMLU-Pro", upstream_splits={"test": "test", "validation": "validation"},
-    source_task="leaderboard_mmlu_pro", metric="acc", renderer="lb2_mmlu_pro", harness_task="tinyMMLUPro",
-    harness_metric="acc", num_fewshot=5, fewshot_split="validation", fewshot_sampler="first_n",
-    full_split_sampler="first_n", eval_size=12032, split_sizes={"validation": 70}, chance=0.1, license="mit")
-
-ARC_V2_CONFIG = _v2(
-    "ARC-Challenge", "arc_challenge", full_splits=("train",),
-    columns=("doc_id", "id", "question", "choices", "answerKey", "input_formatted"),
-    upstream="allenai/ai2_arc", upstream_config="ARC-Challenge", upstream_splits={"test": "test", "train": "train"},
-    source_task="leaderboard_arc_challenge", metric="acc_norm", renderer="arc", harness_task="tinyArcChallengeV2",
-    harness_metric="acc_norm", num_fewshot=25, fewshot_split="train", fewshot_sampler="first_n",
-    full_split_sampler="first_n", eval_size=1172, split_sizes={"train": 1119}, license="cc-by-sa-4.0")
-
-#: the configs in the leaderboard's column order (IFEval, BBH, MATH, GPQA, MuSR, MMLU-Pro), then ARC
-V2_CONFIGS = (IFEVAL_CONFIG, BBH_CONFIG, MATH_HARD_CONFIG, GPQA_CONFIG, MUSR_CONFIG, MMLU_PRO_CONFIG, ARC_V2_CONFIG)
+#: the v2 tiny benchmarks in the leaderboard's column order (IFEval, BBH, MATH, GPQA, MuSR, MMLU-Pro), then ARC
+#: (their spec files: registry/registered/<name>.toml; the bundle tinyOpenLLMLeaderboardV2 copies their configs)
+V2_BENCHMARKS = ("tinyIFEval", "tinyBBH", "tinyMATHHard", "tinyGPQA", "tinyMuSR", "tinyMMLUPro", "tinyArcChallengeV2")
+V2_CONFIGS = tuple(REGISTRY[name].configs[0] for name in V2_BENCHMARKS)
 
 
 # ------------------------------------------------------------------ weights and normalisation
@@ -183,61 +125,3 @@ def normalization(config: ConfigSpec, subscenarios: Iterable[str] = ()) -> dict 
     offset = sum(float(config.chance[s]) * w for s, w in zip(subs, inv)) / total
     return {"offset": offset, "scale": total / len(subs), "formula": "100 * max(0, (score - offset) * scale)",
             "chance": {s: float(config.chance[s]) for s in subs}}
-
-
-# --------------------------------------------------------------------------- entries
-_LICENSES = ("IFEval Apache-2.0 (google-research/instruction_following_eval); BBH MIT (BIG-Bench Hard); "
-             "MATH MIT; GPQA CC BY 4.0 (its authors ask that its questions not be posted in plain text "
-             "online: publish its rows gated or as ids only); MuSR CC BY 4.0; MMLU-Pro MIT; ARC CC BY-SA 4.0. "
-             "Prompts as the leaderboard's lm-evaluation-harness tasks render them (MIT).")
-_TINY = ("{n} {what} chosen with IRT (anchor points) so that a model's {metric} on them, with the "
-         "tinyBenchmarks estimators, estimates its {metric} on the full {bench} of the Open LLM Leaderboard v2 "
-         "(lm-evaluation-harness task `{task}`{shots}). `input_formatted` holds the leaderboard's prompt (when the rows carry the examples).")
-
-_SINGLES = (
-    ("tinyIFEval", "tinyIFEval", IFEVAL_CONFIG, "apache-2.0", ("text-generation",), (), IFEVAL_BIBTEX,
-     dict(what="IFEval prompts", metric="prompt-level strict accuracy", bench="IFEval (541 prompts)",
-          task="leaderboard_ifeval", shots=", zero-shot")),
-    ("tinyBBH", "tinyBBH", BBH_CONFIG, "mit", ("question-answering", "multiple-choice"), ("multiple-choice-qa",),
-     BBH_BIBTEX, dict(what="BIG-Bench Hard examples from its 24 subtasks", metric="acc_norm",
-                      bench="BBH", task="leaderboard_bbh", shots=", 3-shot")),
-    ("tinyMATHHard", "tinyMATH-Hard", MATH_HARD_CONFIG, "mit", ("text-generation",), (), MATH_BIBTEX,
-     dict(what="MATH level-5 problems from its 7 subjects", metric="exact match", bench="MATH-hard (MATH Lvl 5)",
-          task="leaderboard_math_hard", shots=", 4-shot")),
-    ("tinyGPQA", "tinyGPQA", GPQA_CONFIG, "cc-by-4.0", ("question-answering", "multiple-choice"),
-     ("multiple-choice-qa",), GPQA_BIBTEX, dict(what="GPQA questions (diamond, extended, main)", metric="acc_norm",
-                                                 bench="GPQA", task="leaderboard_gpqa", shots=", zero-shot")),
-    ("tinyMuSR", "tinyMuSR", MUSR_CONFIG, "cc-by-4.0", ("question-answering", "multiple-choice"),
-     ("multiple-choice-qa",), MUSR_BIBTEX, dict(what="MuSR narratives (its 3 subtasks)", metric="acc_norm",
-                                                 bench="MuSR", task="leaderboard_musr", shots=", zero-shot")),
-    ("tinyMMLUPro", "tinyMMLU-Pro", MMLU_PRO_CONFIG, "mit", ("question-answering", "multiple-choice"),
-     ("multiple-choice-qa",), MMLU_PRO_BIBTEX,
-     dict(what="MMLU-Pro questions", metric="accuracy", bench="MMLU-Pro (12,032 questions)",
-          task="leaderboard_mmlu_pro", shots=", 5-shot: the first five `validation` questions")),
-    ("tinyArcChallengeV2", "tinyArc-Challenge (leaderboard v2)", ARC_V2_CONFIG, "cc-by-sa-4.0",
-     ("question-answering",), ("open-domain-qa", "multiple-choice-qa"), ARC_BIBTEX,
-     dict(what="ARC-Challenge test questions", metric="acc_norm", bench="ARC-Challenge (1,172 questions)",
-          task="leaderboard_arc_challenge", shots=", 25-shot: the first 25 `train` questions; not in the "
-                                                   "leaderboard's average")),
-)
-
-for _name, _pretty, _config, _license, _cats, _ids, _bib, _desc in _SINGLES:
-    register(BenchmarkSpec(
-        name=_name, pretty_name=_pretty, configs=(_config,), license=_license, task_categories=_cats, task_ids=_ids,
-        source_citation="\n".join((OPEN_LLM_LEADERBOARD_V2_BIBTEX, _bib)), description=_TINY.format(n=100, **_desc),
-    ))
-
-register(BenchmarkSpec(
-    name="tinyOpenLLMLeaderboardV2", pretty_name="tinyOpenLLMLeaderboard v2",
-    configs=tuple(dataclasses.replace(c, name=c.scenario) for c in V2_CONFIGS), joint=True,
-    license="other", license_notes="Each config keeps the licence of its source: " + _LICENSES,
-    task_categories=("question-answering", "multiple-choice", "text-generation"),
-    task_ids=("multiple-choice-qa", "open-domain-qa"),
-    source_citation="\n".join((OPEN_LLM_LEADERBOARD_V2_BIBTEX, IFEVAL_BIBTEX, BBH_BIBTEX, MATH_BIBTEX, GPQA_BIBTEX,
-                               MUSR_BIBTEX, MMLU_PRO_BIBTEX, ARC_BIBTEX)),
-    description="The Open LLM Leaderboard v2 benchmarks (IFEval, BBH, MATH-hard, GPQA, MuSR, MMLU-Pro; and "
-                "ARC-Challenge, which the early v2 runs had), 100 examples each, chosen with one IRT model fitted "
-                "across them, so that each benchmark is estimated from one ability shared by all. Subtasks are "
-                "weighted as the leaderboard weighs them (see the metric section). `input_formatted` holds the "
-                "leaderboard's lm-evaluation-harness prompt with its in-context examples.",
-))

@@ -102,10 +102,11 @@ import random
 import re
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
+from tinybench_builder.registry.entries import FULL_SPLIT_SAMPLERS, SAMPLERS  # the names the registry checks
 from tinybench_builder.registry.prompts_v2 import V2_RENDERERS
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tinybench_builder.registry.benchmarks import ConfigSpec
+    from tinybench_builder.registry.entries import ConfigSpec
 
 __all__ = [
     "RENDERERS", "FULL_SPLIT_RENDERERS", "SAMPLERS", "FULL_SPLIT_SAMPLERS", "TRUTHFULQA_QA_PROMPT", "MMLU_LETTERS",
@@ -505,10 +506,6 @@ def _fixed(config: "ConfigSpec", rows: Sequence[Mapping], pool: Sequence[Mapping
     return [list(shots) for _ in rows]
 
 
-#: samplers of the tiny split (``ConfigSpec.fewshot_sampler``)
-SAMPLERS = ("first_n", "harness_v1")
-#: samplers of the full splits (``ConfigSpec.full_split_sampler``)
-FULL_SPLIT_SAMPLERS = ("first_n", "fixed")
 
 
 def select_fewshot(config: "ConfigSpec", rows: Sequence[Mapping],

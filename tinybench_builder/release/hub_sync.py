@@ -42,7 +42,7 @@ from typing import Callable, Mapping
 from tinybench_builder import layout
 from tinybench_builder.errors import WaitTimeout, describe_error
 from tinybench_builder.progress import bar, get_logger
-from tinybench_builder.read import HUB_TIMEOUT_ENV, bound_hub_requests, hub_endpoint, hub_timed_out, hub_timeout
+from tinybench_builder.hub_requests import HUB_TIMEOUT_ENV, bound_hub_requests, hub_endpoint, hub_timed_out, hub_timeout
 from tinybench_builder.release.config import ReleaseError, latest_release_below, parse_version, tag_version, version_tag
 
 _log = get_logger(__name__)

@@ -21,7 +21,8 @@ import numpy as np
 import pandas as pd
 
 from tinybench_builder.read.sources import SourceError
-from tinybench_builder.read.sources._common import (Block, ModelPart, Options, Unit, int_or_str, map_units, read_content_table, read_json, to_float, walk_files)
+from tinybench_builder.inputs import read_json, walk_files
+from tinybench_builder.read.sources._common import (Block, ModelPart, Options, Unit, int_or_str, map_units, read_content_table, to_float)
 from tinybench_builder.read.sources.reduce import assemble
 
 DEFAULT_ANNOTATOR = "weighted_alpaca_eval_gpt4_turbo"

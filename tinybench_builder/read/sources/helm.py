@@ -23,7 +23,9 @@ import numpy as np
 import pandas as pd
 
 from tinybench_builder.read.sources import SourceError
-from tinybench_builder.read.sources._common import Block, ModelPart, Options, Unit, map_units, natural_key, read_json, walk_files
+from tinybench_builder.read.matrix import natural_key
+from tinybench_builder.inputs import read_json, walk_files
+from tinybench_builder.read.sources._common import Block, ModelPart, Options, Unit, map_units
 from tinybench_builder.read.sources.reduce import assemble
 
 #: run group -> (main stat name, main split, scenario args that split the group into runs)

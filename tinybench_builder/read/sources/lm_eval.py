@@ -37,7 +37,8 @@ import numpy as np
 import pandas as pd
 
 from tinybench_builder.read.sources import SourceError
-from tinybench_builder.read.sources._common import (Block, ModelPart, Options, Unit, doc_index, iter_records, map_units, read_json, to_float, walk_files)
+from tinybench_builder.inputs import doc_index, iter_records, read_json, walk_files
+from tinybench_builder.read.sources._common import Block, ModelPart, Options, Unit, map_units, to_float
 from tinybench_builder.read.sources.reduce import assemble
 
 TS_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2}(?:\.\d+)?$")
@@ -116,6 +117,27 @@ def model_name_from_results(results: dict) -> str | None:
     for key in ("pretrained", "model", "path", "engine"):
         if args.get(key):
             return args[key]
+    name = results.get("model_name")
+    return str(name) if name else None
+
+
+#: the ``model_args`` keys lm-eval names its runs by, in its order (``GeneralConfigTracker._get_model_name``)
+LM_EVAL_NAME_KEYS = ("peft", "delta", "pretrained", "model", "path", "engine")
+
+
+def model_named_in_results(results: dict) -> str | None:
+    """The model a results file names, as lm-eval names the run: its ``model_args``' ``peft``, ``delta``,
+    ``pretrained``, ``model``, ``path`` or ``engine`` (lm-eval's order; its ``model_name``), else the
+    model type ``config.model`` (``dummy``, or the class of a model object): never the random id
+    lm-eval puts in ``model_name`` (and the output folder's name) for a model without arguments."""
+    cfg = results.get("config") or {}
+    args = parse_model_args(cfg.get("model_args"))
+    for key in LM_EVAL_NAME_KEYS:
+        if args.get(key):
+            return args[key]
+    model = cfg.get("model")
+    if isinstance(model, str) and model:
+        return model
     name = results.get("model_name")
     return str(name) if name else None
 
@@ -413,9 +435,33 @@ def read_samples_file(
 ) -> tuple[Block, list[str]]:
     """One samples file (JSON lines or JSON array) -> a Block sorted by ``doc_id``.
 
-    Also used for the Open LLM Leaderboard v2 details, whose samples files are identical.
+    Also used for the Open LLM Leaderboard v2 details, whose samples files are identical. The
+    records are read by :func:`_read_values` (every (document, filter) value, duplicates checked),
+    the filter chosen by :func:`_choose_values`, a partial run told by :func:`_partial_notes`.
     """
     notes: list[str] = []
+    values, occurrences, content, has_filter_key, chosen_metric = _read_values(path, leaf, metric, results,
+                                                                               want_content, notes)
+    pick = _choose_values(values, occurrences, has_filter_key, filter, leaf, path, _filter_names(results, leaf),
+                          notes)
+    index = np.array(sorted(pick), dtype=np.int64)
+    scores = np.array([pick[i] for i in index], dtype=np.float64)
+    expected = _partial_notes(index, results, leaf, notes)
+    frame = None
+    if content:
+        frame = pd.DataFrame([content[i] for i in index if i in content], index=[i for i in index if i in content])
+        frame = frame.reindex(index).reset_index(drop=True)
+    what = chosen_metric if chosen_metric else ""
+    return Block(scenario, subscenario, index, scores, frame, expected=expected, what=what), notes
+
+
+def _read_values(path: Path, leaf: str, metric: str | None, results: dict | None, want_content: bool,
+                 notes: list[str]) -> tuple[dict[tuple[int, Any], tuple[float, int]], dict[int, int], dict[int, dict],
+                                            bool | None, str | None]:
+    """Every record's value by ``(doc_id, filter key)`` (the ``filter`` field, else the record's
+    occurrence of its document), with its line; the occurrences per document, the content of each
+    document (``want_content``), whether the records have a ``filter`` key and the metric read.
+    A conflicting duplicate, a bad ``doc_id`` or a missing or non-numeric metric is a SourceError."""
     chosen_metric = metric
     values: dict[tuple[int, Any], tuple[float, int]] = {}
     occurrences: dict[int, int] = defaultdict(int)
@@ -468,9 +514,14 @@ def read_samples_file(
 
     if not values:
         raise SourceError(f"{path}: no records (empty file)")
+    return values, occurrences, content, has_filter_key, chosen_metric
 
-    # choose the filter
-    fnames = _filter_names(results, leaf)
+
+def _choose_values(values: dict[tuple[int, Any], tuple[float, int]], occurrences: dict[int, int],
+                   has_filter_key: bool | None, filter: str | None, leaf: str, path: Path, fnames: list[str],
+                   notes: list[str]) -> dict[int, float]:
+    """``{doc_id: value}`` of the chosen filter: by the records' ``filter`` key, else by the order of
+    the filters of the results file (``fnames``), else the first occurrence (with a note)."""
     if has_filter_key:
         present = list(dict.fromkeys(k[1] for k in values))
         chosen = _choose_filter(present, filter, leaf, path, fnames)
@@ -506,9 +557,12 @@ def read_samples_file(
                 )
             pick = {k[0]: v for k, (v, _) in values.items() if k[1] == 0}
             notes.append(f"{leaf}: {n_filters} records per document and no filter names; using the first")
+    return pick
 
-    index = np.array(sorted(pick), dtype=np.int64)
-    scores = np.array([pick[i] for i in index], dtype=np.float64)
+
+def _partial_notes(index: np.ndarray, results: dict | None, leaf: str, notes: list[str]) -> int | None:
+    """The full size of the task (the results file's ``n-samples``, None when unknown); a note when
+    the run answered fewer documents (``--limit``)."""
     expected = None
     ns = ((results or {}).get("n-samples") or {}).get(leaf) or {}
     limit = ((results or {}).get("config") or {}).get("limit")
@@ -526,12 +580,7 @@ def read_samples_file(
         notes.append(f"{leaf}: partial run: {len(index)}{total} documents{lim}")
     elif effective and len(index) < effective:
         notes.append(f"{leaf}: {len(index)} documents in the samples file, results say {effective}")
-    frame = None
-    if content:
-        frame = pd.DataFrame([content[i] for i in index if i in content], index=[i for i in index if i in content])
-        frame = frame.reindex(index).reset_index(drop=True)
-    what = chosen_metric if chosen_metric else ""
-    return Block(scenario, subscenario, index, scores, frame, expected=expected, what=what), notes
+    return expected
 
 
 def _pick_metric(rec: dict, leaf: str, results: dict | None, path: Path, lineno: int) -> str:

@@ -35,9 +35,10 @@ import numpy as np
 import pandas as pd
 
 from tinybench_builder.errors import ReadFailed
-from tinybench_builder.read.hub_requests import HUB_TIMEOUT_ENV, bound_hub_requests, hub_endpoint, hub_timed_out
+from tinybench_builder.hub_requests import HUB_TIMEOUT_ENV, bound_hub_requests, hub_endpoint, hub_timed_out
 from tinybench_builder.read.sources import ModelUnavailable, SourceError
-from tinybench_builder.read.sources._common import Block, ModelPart, Options, Unit, map_units, read_json, walk_files
+from tinybench_builder.inputs import read_json, walk_files
+from tinybench_builder.read.sources._common import Block, ModelPart, Options, Unit, map_units
 from tinybench_builder.read.sources.reduce import assemble
 from tinybench_builder.read.sources.lm_eval import TS_RE, norm_ts
 

@@ -6,6 +6,9 @@ hung the run with no message. :func:`bound_hub_requests` gives the client of thi
 timeout of :func:`hub_timeout` seconds (``TINYBENCH_HUB_TIMEOUT``, default 60); calls that take
 a ``timeout`` argument get it too (``HfApi.repo_info`` passes its own, None by default, over the
 client's). :func:`hub_timed_out` tells such a failure from the others, for the message.
+
+This kernel module imports only :mod:`tinybench_builder.params` (huggingface_hub and its HTTP
+client lazily).
 """
 
 from __future__ import annotations
