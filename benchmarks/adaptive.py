@@ -204,8 +204,9 @@ def _faq_rows(name: str, Y: np.ndarray, train: np.ndarray, test: np.ndarray, pro
     specs = {spec: resolve_budget(spec, Y.shape[1]) for spec in budgets if spec in FAQ_BUDGETS}
     if not specs:
         return {}, {}
-    sess_seed = 100_003 * seed + 1_009 * (0 if dev_rep is None else dev_rep + 1)
-    tune_seed = 10 * seed + (0 if dev_rep is None else dev_rep + 1)
+    d = 0 if dev_rep is None else dev_rep + 1
+    sess_seed = derived_seed(seed, "bench_adaptive_session", d, 0)
+    tune_seed = derived_seed(seed, "bench_faq_tune", d)
     cache = None if opts.get("faq_cache") is None else Path(opts["faq_cache"])
     faq.set_profile(quick=bool(opts.get("faq_quick")))
     res = faq.faq_split(name, Y[train], Y[test], protocol, tune_seed, specs, [sess_seed], cache=cache,
