@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from tinybench_builder.read import ResponseMatrix
-from benchmarks import protocols
+from benchmarks import docs_tables, protocols
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "responses"
 OURS = ("irt", "pirt", "gpirt", "score")
@@ -215,7 +215,9 @@ def main(argv=None) -> int:
     ap.add_argument("--card-summary", type=Path, metavar="JSON",
                     help="merge each dataset's numbers into this file, keyed by the matrix's sha256 (the cards of "
                          "tiny benchmarks built from that matrix show them: dataset_cards/accuracy.json)")
+    docs_tables.add_docs_arg(ap)
     args = ap.parse_args(argv)
+    conditions = docs_tables.Conditions()
     if args.card_summary is not None and args.dev:
         ap.error("--card-summary takes the test protocol's numbers (not --dev)")
     if args.jobs < 1:
@@ -252,22 +254,28 @@ def main(argv=None) -> int:
                          args.peers_python)
     from benchmarks import blas_threads
 
-    print(f"\n{'DEV protocol (training models only)' if args.dev else 'Protocol'}; k = {args.anchors}; seeds "
-          f"{args.seeds}; design {args.design}; {time.perf_counter() - t0:.0f} s with {args.jobs} process(es); "
-          f"fits on 1 BLAS thread (fit_estimator's own limit; {blas_threads()} outside it)\n")
-    summaries = {}
+    run = (f"{'DEV protocol (training models only)' if args.dev else 'Protocol'}; k = {args.anchors}; seeds "
+           f"{args.seeds}; design {args.design}; {time.perf_counter() - t0:.0f} s with {args.jobs} process(es); "
+           f"fits on 1 BLAS thread (fit_estimator's own limit; {blas_threads()} outside it)")
+    print(f"\n{run}\n")
+    summaries, docs = {}, []
     for protocol in args.protocols:
         table, summ = summarize(rows, args.datasets, protocol)
         summaries[protocol] = summ
+        goal_lines = "\n".join(f"- {line}" for line in goals(protocol, summ))
         print(f"### {protocol}: MAE / random-k (score: ± sd over seeds)\n\n{table}\n")
-        for line in goals(protocol, summ):
-            print(f"- {line}")
-        print()
+        print(goal_lines + "\n")
+        text = (f"{run}. Cells: MAE / random-k (score: ± sd over seeds).\n\n{table}\n\n"
+                f"Goals checked by the script:\n\n{goal_lines}")
+        docs.append((f"accuracy{'-dev' if args.dev else ''}.{protocol}",
+                     f"{protocol.capitalize()}{' (development protocol)' if args.dev else ''}", text))
     if args.json:
         args.json.write_text(json.dumps({"rows": rows, "summaries": summaries}, indent=1))
     if args.card_summary is not None:
         write_card_summary(args.card_summary, summaries, {n: args.data_dir / f"{n}.parquet" for n in args.datasets},
                            args.anchors, args.seeds)
+    if args.write_docs:
+        docs_tables.write_sections(docs, conditions, argv=argv, module="accuracy")
     return 0
 
 

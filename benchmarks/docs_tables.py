@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" / "BENCHMARKS.md"
 
-__all__ = ["Conditions", "add_docs_arg", "provenance", "write_section"]
+__all__ = ["Conditions", "add_docs_arg", "provenance", "sections", "write_section", "write_sections"]
 
 
 def add_docs_arg(parser: argparse.ArgumentParser) -> None:
@@ -65,11 +65,15 @@ class Conditions:
 
 
 def _commit() -> str:
+    # docs/BENCHMARKS.md itself is left out of the check: an earlier table written into it by
+    # another script is not a change of the code that measured this one
+    docs = DOCS.resolve()
+    exclude = [f":(exclude){docs.relative_to(ROOT.resolve()).as_posix()}"] if docs.is_relative_to(ROOT.resolve()) else []
     try:
         sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
                              check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                               capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", *exclude],
+                               cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return f"{sha} (with uncommitted changes)" if dirty else sha
@@ -92,8 +96,9 @@ def _marks(section: str) -> tuple[str, str]:
 
 
 def write_section(section: str, markdown: str, conditions: Conditions, *, title: str | None = None,
-                  argv: list[str] | None = None, module: str | None = None, path: Path = DOCS) -> Path:
+                  argv: list[str] | None = None, module: str | None = None, path: Path | None = None) -> Path:
     """Replace section ``section`` of ``docs/BENCHMARKS.md`` with ``markdown`` under its provenance line."""
+    path = DOCS if path is None else path  # read at call time: tests point DOCS at a scratch file
     start, end = _marks(section)
     body = f"{start}\n{provenance(conditions, argv, module)}\n\n{markdown.strip()}\n{end}"
     text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
@@ -109,8 +114,18 @@ def write_section(section: str, markdown: str, conditions: Conditions, *, title:
     return path
 
 
-def sections(path: Path = DOCS) -> dict[str, str]:
+def write_sections(tables: list[tuple[str, str, str]], conditions: Conditions, *, argv: list[str] | None,
+                   module: str) -> None:
+    """Write several ``(section id, title, markdown)`` tables of one run, each under the run's provenance
+    line, and say on stderr where they went."""
+    for section, title, markdown in tables:
+        path = write_section(section, markdown, conditions, title=title, argv=argv, module=module)
+        print(f"wrote table {section} into {path}", file=sys.stderr)
+
+
+def sections(path: Path | None = None) -> dict[str, str]:
     """Section id -> its provenance line, for every table of the file."""
+    path = DOCS if path is None else path
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     found = {}
     for m in re.finditer(r"<!-- table:([a-z0-9_.:-]+) -->\n(.*)\n", text):

@@ -22,7 +22,7 @@ generator (shape and a digest of the scores).
 default), ``csv`` (wide CSV), ``long.parquet`` and ``long.csv`` (``--layout long``). Each output
 written is then read back (``ResponseMatrix.read``, what ``fit`` and ``estimate`` do) in a fresh
 process, whose peak RSS is reported too. ``--write-docs`` puts the table of the runs into
-``docs/BENCHMARKS.md`` (section ``ingest_memory.outputs``).
+``docs/BENCHMARKS.md``, one section per configuration (:func:`section_id`).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.docs_tables import Conditions, add_docs_arg, write_section
+from benchmarks.docs_tables import Conditions, add_docs_arg, write_sections
 
 LAYOUTS = ("long-csv", "long-parquet")
 #: what ``--outputs`` may ask the ingest to write: (file ending, --layout)
@@ -155,23 +155,33 @@ _SHOWN = {"parquet": "X.parquet", "csv": "X.csv", "long.parquet": "X.parquet --l
 
 
 def docs_table(rows: list[dict]) -> str:
-    """The runs as a Markdown table (docs/BENCHMARKS.md)."""
-    header = ("| input | models x items | matrix | `--out` | exit | ingest s | ingest peak RSS | output | "
-              "read-back s | read-back peak RSS | checked |")
-    lines = [header, "|---|---|---|---|---|---|---|---|---|---|---|"]
+    """The runs of one configuration as a Markdown table (docs/BENCHMARKS.md), one row per output."""
+    header = ("| input | models x items | rows | matrix | `--out` | exit | ingest s | ingest peak RSS | peak / matrix "
+              "| added / matrix | output | read-back s | read-back peak RSS | matrix checked |")
+    lines = [header, "|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         done = r["status"] == 0
+        cap = f", under `prlimit --as={r['cap'] / (1 << 30):g}G`" if r["cap"] else ""
         size = f"{r['out_mib']:,} MiB" if done else "-"
         read_peak = f"{r['read_peak_mib']:,.0f} MiB" if done else "-"
-        lines.append(f"| {r['layout']} ({r['table_mib']:,} MiB) | {r['models']:,} x {r['items']:,} | "
-                     f"{r['matrix_mib']:,} MiB | `{_SHOWN[r['output']]}` | {r['status']} | {r['seconds']} | "
-                     f"{r['peak_mib']:,.0f} MiB | {size} | {r.get('read_seconds', '-')} | {read_peak} | "
-                     f"{r.get('checked', '-')} |")
+        checked = "-" if "checked" not in r else "yes" if r["checked"] else "NO"
+        lines.append(f"| {r['layout']} ({r['table_mib']:,.0f} MiB){cap} | {r['models']:,} x {r['items']:,} | "
+                     f"{r['rows']:,} | {r['matrix_mib']:,.0f} MiB | `{_SHOWN[r['output']]}` | {r['status']} | "
+                     f"{r['seconds']:.0f} | {r['peak_mib']:,.0f} MiB | {r['peak_over_matrix']:.2f} | "
+                     f"{r['added_over_matrix']:.2f} | {size} | {r.get('read_seconds', '-')} | {read_peak} | "
+                     f"{checked} |")
     base = rows[0]
     baselines = (f"Baselines (the same commands on a 10 x 10 table: the interpreter and its libraries): ingest "
                  f"{base['baseline_peak_mib']:,.0f} MiB, read-back {base['read_baseline_peak_mib']:,.0f} MiB.")
     lines += ["", baselines]
     return "\n".join(lines)
+
+
+def section_id(args: argparse.Namespace) -> str:
+    """The docs/BENCHMARKS.md section of a configuration: each configuration keeps its own table."""
+    outputs = "" if args.outputs == ["parquet"] else "." + "-".join(o.replace(".", "_") for o in args.outputs)
+    return (f"ingest_memory.{args.layout}.{args.models}x{args.items}{'.shuffled' if args.shuffle else ''}"
+            f"{f'.cap{args.cap}' if args.cap else ''}{outputs}")
 
 
 def parse_size(text: str) -> int:
@@ -243,8 +253,9 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(row), flush=True)
             rows.append(row)
         if args.write_docs:
-            write_section("ingest_memory.outputs", docs_table(rows), conditions,
-                          title="Ingest memory: what the output layout costs", module="ingest_memory")
+            title = f"Ingest memory: {args.layout}, {args.models:,} x {args.items:,}"
+            write_sections([(section_id(args), title, docs_table(rows))], conditions, argv=argv,
+                           module="ingest_memory")
         return 0 if all(r["status"] == 0 for r in rows) else 1
     finally:
         if not args.keep:

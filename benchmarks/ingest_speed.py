@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks import docs_tables
 from tinybench_builder.read.sources.open_llm_leaderboard import MMLU_ROWS, V1_TASKS, V1_TOTAL_ROWS
 
 TS = "2024-01-15T10-20-30.123456"
@@ -203,7 +204,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--executor", choices=["process", "thread", "serial"], default="process",
                     help="the local engine's executor (default: process)")
     ap.add_argument("--run-one", choices=["local", "dask"], default=None, help=argparse.SUPPRESS)
+    docs_tables.add_docs_arg(ap)
     args = ap.parse_args(argv)
+    args.conditions, args.argv = docs_tables.Conditions(), argv
 
     if args.run_one:  # the child of measure(): one timed ingest, its numbers as a JSON line
         print(json.dumps(run_one(args.run_one, args.workdir / "details", args.workers, args.executor)))
@@ -241,27 +244,32 @@ def _bench(args, engines: list[str], workdir: Path) -> int:
     rows = []
     for engine in engines:
         rows.append(measure(engine, root, args.workers, args.executor))
-    print()
-    print(f"Open LLM Leaderboard v1 details: {present} models x {files} files ({V1_TOTAL_ROWS} rows/model), "
-          f"{size / 2**20:.0f} MiB on disk; fixtures generated in {gen:.1f} s")
     from benchmarks import blas_threads
 
     threads = blas_threads()  # the workers inherit this process's environment and BLAS defaults
-    print("| engine | workers | BLAS threads | models | items | setup s | ingest s | models/s | ms/model/worker | "
-          "client RSS before MiB | client peak RSS MiB |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    first = (f"Open LLM Leaderboard v1 details: {present} models x {files} files ({V1_TOTAL_ROWS} rows/model), "
+             f"{size / 2**20:.0f} MiB on disk; fixtures generated in {gen:.1f} s")
+    head = ("| engine | workers | BLAS threads | models | items | setup s | ingest s | models/s | ms/model/worker | "
+            "client RSS before MiB | client peak RSS MiB |")
+    out = [first, "", head, "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         name = "Dask LocalCluster" if r["engine"] == "dask" else f"local {args.executor} pool"
         per = 1000 * r["seconds"] * r["workers"] / r["models"]
-        print(f"| {name} | {r['workers']} | {threads} | {r['models']} | {r['items']} | {r['setup']:.1f} | {r['seconds']:.1f} | "
-              f"{r['models'] / r['seconds']:.1f} | {per:.0f} | {r['rss_before_mib']:.0f} | {r['client_peak_mib']:.0f} |")
+        out.append(f"| {name} | {r['workers']} | {threads} | {r['models']} | {r['items']} | {r['setup']:.1f} | "
+                   f"{r['seconds']:.1f} | {r['models'] / r['seconds']:.1f} | {per:.0f} | {r['rss_before_mib']:.0f} | "
+                   f"{r['client_peak_mib']:.0f} |")
+    out.append("")
     for r in rows:
         if r.get("read_compute_s"):
-            print(f"Dask task stream: the read tasks took {1000 * r['read_compute_s'] / r['models']:.0f} ms of worker "
-                  f"time per model ({r['read_compute_s']:.1f} s in all)")
+            out.append(f"Dask task stream: the read tasks took {1000 * r['read_compute_s'] / r['models']:.0f} ms of "
+                       f"worker time per model ({r['read_compute_s']:.1f} s in all).")
     same = len({r["digest"] for r in rows}) == 1
-    print(f"output matrix {rows[-1]['matrix_mib']:.0f} MiB (float64); missing share {rows[-1]['missing_share']:.3f}; "
-          f"matrices identical: {'yes' if same else 'NO'}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    out.append(f"Output matrix {rows[-1]['matrix_mib']:.0f} MiB (float64); missing share "
+               f"{rows[-1]['missing_share']:.3f}; matrices identical: {'yes' if same else 'NO'}.")
+    print("\n" + "\n".join(out) + f"\nload average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    if args.write_docs:
+        docs_tables.write_sections([("ingest_speed", "Ingest speed", "\n".join(out))], args.conditions,
+                                   argv=args.argv, module="ingest_speed")
     return 0 if same else 1
 
 

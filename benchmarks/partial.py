@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks import protocols
+from benchmarks import docs_tables, protocols
 from tinybench_builder.params import derived_seed
 from tinybench_builder.read import ResponseMatrix
 
@@ -226,6 +226,11 @@ def goals(summary: dict, answered) -> list[str]:
     return out
 
 
+#: the per-dataset table in docs/BENCHMARKS.md: folded, it is long
+PER_DATASET = ("<details><summary>Per dataset: coverage (min over seeds, strongest test model), mean width w, "
+               "MAE e</summary>\n\n{table}\n\n</details>")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.partial", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -237,7 +242,9 @@ def main(argv=None) -> int:
     ap.add_argument("--dev-reps", type=int, default=2, help="nested interpolation splits per seed in --dev (default 2)")
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="parallel fits (default 2)")
     ap.add_argument("--json", type=Path, help="also write the per-split counts and the summaries as JSON")
+    docs_tables.add_docs_arg(ap)
     args = ap.parse_args(argv)
+    conditions = docs_tables.Conditions()
     if args.jobs < 1 or args.draws < 1 or min(args.answered) < 1:
         ap.error("--jobs, --draws and --answered must be positive")
     answered = sorted(set(args.answered))
@@ -252,20 +259,29 @@ def main(argv=None) -> int:
                 reps = [None] if not args.dev else list(range(args.dev_reps if protocol == "interpolation" else 1))
                 tasks += [(name, str(path), protocol, seed, args.anchors, rep, answered, args.draws, {})
                           for rep in reps]
+    t0 = time.perf_counter()
     rows = run_tasks(tasks, args.jobs)
-    print(f"\n{'DEV protocol (training models only)' if args.dev else 'Protocol'}; k = {args.anchors}; seeds "
-          f"{args.seeds}; {args.draws} random subsets per model and n; {len(tasks)} fits\n")
-    summaries = {}
+    run = (f"{'DEV protocol (training models only)' if args.dev else 'Protocol'}; k = {args.anchors}; seeds "
+           f"{args.seeds}; {args.draws} random subsets per model and n; {len(tasks)} fits; "
+           f"{time.perf_counter() - t0:.0f} s with {args.jobs} process(es)")
+    print(f"\n{run}\n")
+    summaries, docs = {}, []
     for protocol in args.protocols:
         table, summ = summarize(rows, args.datasets, protocol, answered)
         summaries[protocol] = summ
+        goal_lines = "\n".join(f"- {line}" for line in goals(summ, answered))
         print(f"### {protocol}: coverage of the 95% interval (min over seeds, strongest test model), "
               f"mean width w, MAE e\n\n{table}\n")
-        for line in goals(summ, answered):
-            print(f"- {line}")
-        print()
+        print(goal_lines + "\n")
+        per_dataset, overall = table.split("\n\n", 1)
+        docs.append((f"partial{'-dev' if args.dev else ''}.{protocol}",
+                     f"Partial runs: {protocol}{' (development protocol)' if args.dev else ''}",
+                     f"{run}.\n\n{overall}\n\nGoals checked by the script:\n\n{goal_lines}\n\n"
+                     + PER_DATASET.format(table=per_dataset)))
     if args.json:
         args.json.write_text(json.dumps({"rows": rows, "summaries": summaries}, indent=1))
+    if args.write_docs:
+        docs_tables.write_sections(docs, conditions, argv=argv, module="partial")
     return 0
 
 

@@ -74,7 +74,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from benchmarks import protocols
+from benchmarks import docs_tables, protocols
 from tinybench_builder.errors import PeersUnavailableError, PeerWorkerError
 from tinybench_builder.params import derived_seed
 
@@ -543,11 +543,13 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--jobs", type=int, default=1, help="worker processes at once (default 1)")
     ap.add_argument("--threads", type=int, default=1, help="BLAS/torch threads per worker (default 1)")
     ap.add_argument("--json", type=Path, help="also write every (dataset, protocol, seed, method) row as JSON")
+    docs_tables.add_docs_arg(ap)
     return ap
 
 
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
+    conditions = docs_tables.Conditions()
     if args.jobs < 1 or args.threads < 1:
         print("error: --jobs and --threads must be >= 1", file=sys.stderr)
         return 2
@@ -653,12 +655,19 @@ def main(argv=None) -> int:
             mae = float(np.mean(np.abs(r["pred"] - truth))) if r["error"] is None else float("nan")
             rows.append({**base, "method": m, "mae": mae, "ratio": mae / rk, "seconds": r["seconds"],
                          "coreset_size": len(r["coreset"]), "error": r["error"]})
-    print(f"BenchPred {BENCHPRED_VERSION} peers; k = {args.anchors}; truth = each test model's mean over its "
-          f"evaluated items; BLAS/torch threads per worker: {args.threads}")
-    print(summarize(rows, args.datasets, args.protocols, args.methods, args.seeds))
+    head = (f"BenchPred {BENCHPRED_VERSION} peers; k = {args.anchors}; truth = each test model's mean over its "
+            f"evaluated items; BLAS/torch threads per worker: {args.threads}")
+    table = summarize(rows, args.datasets, args.protocols, args.methods, args.seeds)
     errors = sorted({(r["dataset"], r["method"], r["error"]) for r in rows if r.get("error")})
-    for name, m, err in errors:
-        print(f"note: {m} failed on {name}: {err}")
+    notes = [f"note: {m} failed on {name}: {err}" for name, m, err in errors]
+    print(head)
+    print(table)
+    for line in notes:
+        print(line)
+    if args.write_docs:
+        cached = f"{done['computed']} results computed by this run, {total - done['computed']} read from the cache"
+        text = f"{head}; {cached}.\n" + table.replace("\n### ", "\n#### ") + "".join(f"\n\n{n}" for n in notes)
+        docs_tables.write_sections([("peers", "BenchPred's methods", text)], conditions, argv=argv, module="peers")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     return 0

@@ -27,7 +27,8 @@ Installed for the benchmark only (not a package dependency; see the ``pyirt`` ex
 
     pip install torch==2.13.0            # the CPU wheel on local disk
     pip install --no-deps py-irt==0.7.1  # it pins pandas<3; pandas 3 works for this use
-    pip install "pyro-ppl>=1.8.6,<2" "rich>=13.7,<14" "typer>=0.9,<0.15" "toml>=0.10.2,<0.11" "ordered-set>=4.1,<5"
+    pip install "pyro-ppl>=1.8.6,<2" "rich>=13.7,<14" "typer>=0.9,<0.15" "toml>=0.10.2,<0.11" "ordered-set>=4.1,<5" \
+        "pydantic>=2.5.3,<3"                 # py-irt imports it (its own requirement); --no-deps skips it
 
 Deviation: the original trained with a fork of py-irt (felipemaiapolo/py-irt, "we only
 adapted the file py_irt/models/multidim_2pl.py"); the fork is not on PyPI, so this times

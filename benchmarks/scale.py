@@ -1,6 +1,6 @@
 """What ``fit`` costs as the matrix grows to the whole Open LLM Leaderboard (issue 18).
 
-    python -m benchmarks.scale --work DIR                     # the table of the README (25 min here, loaded)
+    python -m benchmarks.scale --work DIR --write-docs        # the table of docs/BENCHMARKS.md (25 min here, loaded)
     python -m benchmarks.scale --models 400 2000 --soft-models 0 --estimate-models 0   # a quick one
 
 Every case runs in a fresh process (``python -m tinybench_builder ...``, as a user would), under a
@@ -32,6 +32,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from benchmarks import docs_tables
 
 ITEMS = 28659
 SUBSCENARIOS = 57
@@ -104,14 +106,17 @@ def main(argv=None) -> int:
     ap.add_argument("--items", type=int, default=ITEMS)
     ap.add_argument("--subscenarios", type=int, default=SUBSCENARIOS, help="subscenarios of the simulated items")
     ap.add_argument("--anchors", type=int, default=100, help="anchors of every fit and of the build")
-    ap.add_argument("--soft-models", type=int, default=2000, help="models of the soft-score matrix (0: none)")
+    ap.add_argument("--soft-models", type=int, nargs="+", default=[2000],
+                    help="models of the soft-score matrices, one fit each (0: none; default 2000)")
     ap.add_argument("--estimate-models", type=int, default=7000, help="models to estimate (0: none)")
     ap.add_argument("--no-build", action="store_true", help="skip the end-to-end build of the biggest matrix")
     ap.add_argument("--only-build", action="store_true", help="only the build (of the biggest of --models)")
     ap.add_argument("--work", type=Path, default=None, help="folder for the matrices and outputs, kept and reused (default: a temporary folder, removed "
                          "at the end: the matrices take several GB)")
     ap.add_argument("--memory-cap", type=float, default=12.0, help="address-space cap of each child, GiB (0: none)")
+    docs_tables.add_docs_arg(ap)
     args = ap.parse_args(argv)
+    args.conditions, args.argv = docs_tables.Conditions(), argv
     if not args.models and (args.only_build or args.estimate_models or not args.no_build):
         ap.error("estimate and build need a 0/1 matrix: give --models, or --estimate-models 0 --no-build")
     cap = int(args.memory_cap * 2**30) if args.memory_cap else None
@@ -138,8 +143,9 @@ def _run(args, work: Path, cap: int | None) -> int:
         return out
 
     fits = {} if args.only_build else {m: fit(m, False) for m in args.models}
-    if args.soft_models and not args.only_build:
-        fit(args.soft_models, True)
+    for soft_models in args.soft_models if not args.only_build else []:
+        if soft_models:
+            fit(soft_models, True)
     biggest = max(args.models, default=0)
     if args.estimate_models and not args.only_build:
         new = simulated(work, args.estimate_models, args.items, False, 1, cap, args.subscenarios)
@@ -159,17 +165,21 @@ def _run(args, work: Path, cap: int | None) -> int:
         rows.append((label, biggest * args.items, r))
         print(_row(label, biggest * args.items, r), file=sys.stderr, flush=True)
 
-    print(f"\n{os.cpu_count()} cores; every fit runs BLAS on 1 thread (fit_estimator sets it) and its blocks on "
-          f"{min(4, os.cpu_count() or 1)} threads; memory cap {args.memory_cap:g} GiB per run; work folder {work}"
-          f"{'' if args.work else ' (removed at the end)'}\n")
-    print("| run | cells | wall | user | system | peak RSS | wall per M cells | CPU per M cells | load before, after |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    head = (f"{os.cpu_count()} cores; every fit runs BLAS on 1 thread (fit_estimator sets it) and its blocks on "
+            f"{min(4, os.cpu_count() or 1)} threads; memory cap {args.memory_cap:g} GiB per run")
+    print(f"\n{head}; work folder {work}{'' if args.work else ' (removed at the end)'}\n")
+    lines = ["| run | cells | wall | user | system | peak RSS | wall per M cells | CPU per M cells | load before, after |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     for label, cells, r in rows:
         per = args.estimate_models if label.startswith("estimate") else None
-        print(_row(label, cells, r, per_model=per))
+        lines.append(_row(label, cells, r, per_model=per))
+    print("\n".join(lines))
     goals = _goals(rows, args)
     if goals:
         print("\n" + "\n".join(goals))
+    if args.write_docs:
+        text = f"{head}.\n\n" + "\n".join(lines) + ("\n\nGoals checked by the script:\n\n" + "\n".join(goals) if goals else "")
+        docs_tables.write_sections([("scale", "Scale", text)], args.conditions, argv=args.argv, module="scale")
     bad = [(label, r) for label, _, r in rows if r["code"] != 0]
     for label, r in bad:
         # the end of the child's stderr here too: a temporary work folder goes with its logs

@@ -25,6 +25,7 @@ import time
 
 import numpy as np
 
+from benchmarks import docs_tables
 from tinybench_builder.model import fit_estimator
 from tinybench_builder.read import simulate_responses
 
@@ -70,7 +71,9 @@ def main(argv=None) -> int:
     ap.add_argument("--blas-threads", type=int, default=1,
                     help="BLAS threads for the estimate timings, ours and the original (default 1, as `tinybench-builder "
                          "estimate`); fit always uses 1")
+    docs_tables.add_docs_arg(ap)
     args = ap.parse_args(argv)
+    conditions = docs_tables.Conditions()
     from threadpoolctl import threadpool_limits
 
     from benchmarks import blas_threads
@@ -111,11 +114,14 @@ def main(argv=None) -> int:
                          f"1 (ours), {args.pyirt_threads} torch"))
         else:
             rows.append(("py-irt multidim_2pl", "", f"failed: {r.get('error')}", "", ""))
-    print(f"\n{args.models} models x {args.items} items, k = {args.anchors}; BLAS threads available: {available}\n")
-    print("| what | ours | original | speed-up | BLAS threads |")
-    print("|---|---:|---:|---:|---:|")
-    for row in rows:
-        print("| " + " | ".join(row) + " |")
+    head = (f"{args.models} models x {args.items} items (simulated 2-D 2PL, 0/1), k = {args.anchors}; "
+            f"BLAS threads available: {available}")
+    table = "\n".join(["| what | ours | original | speed-up | BLAS threads |", "|---|---:|---:|---:|---:|",
+                       *("| " + " | ".join(row) + " |" for row in rows)])
+    print(f"\n{head}\n\n{table}")
+    if args.write_docs:
+        docs_tables.write_sections([("speed", "Speed", f"{head}.\n\n{table}")], conditions, argv=argv,
+                                   module="speed")
     return 0
 
 

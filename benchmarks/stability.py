@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks import docs_tables
 from tinybench_builder.read import ResponseMatrix
 
 
@@ -43,7 +45,9 @@ def main(argv=None) -> int:
     ap.add_argument("--anchors", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--_child", action="store_true", help=argparse.SUPPRESS)
+    docs_tables.add_docs_arg(ap)
     args = ap.parse_args(argv)
+    conditions = docs_tables.Conditions()
     if args._child:  # the 2-thread run, in a process started with the thread variables set
         print(json.dumps(fit_summary(args.matrix, args.anchors, args.seed)))
         return 0
@@ -73,14 +77,20 @@ def main(argv=None) -> int:
                               cwd=Path(__file__).resolve().parents[1])  # the repository top: benchmarks/ importable
         runs["2 BLAS threads"] = json.loads(proc.stdout.strip().splitlines()[-1])
     ref = runs["wide parquet"]
-    print(f"\n{Path(args.matrix).name}: {base.shape[0]} models x {base.shape[1]} items, k = {args.anchors}, "
-          f"seed {args.seed}\n")
-    print("| input | anchors shared with the wide parquet fit | max abs difference of score / ci_low / ci_high |")
-    print("|---|---:|---:|")
+    head = (f"{Path(args.matrix).name}: {base.shape[0]} models x {base.shape[1]} items, k = {args.anchors}, "
+            f"seed {args.seed}")
+    lines = ["| input | anchors shared with the wide parquet fit | max abs difference of score / ci_low / ci_high |",
+             "|---|---:|---:|"]
     for name, r in runs.items():
         shared = len(set(r["anchors"]) & set(ref["anchors"]))
         diff = max(float(np.max(np.abs(np.array(r[key]) - np.array(ref[key])))) for key in ("score", "ci_low", "ci_high"))
-        print(f"| {name} | {shared}/{len(ref['anchors'])} | {diff:.1e} |")
+        lines.append(f"| {name} | {shared}/{len(ref['anchors'])} | {diff:.1e} |")
+    table = "\n".join(lines)
+    print(f"\n{head}\n\n{table}")
+    if args.write_docs:
+        section = "stability." + re.sub(r"[^a-z0-9_.-]+", "_", Path(args.matrix).stem.lower())
+        docs_tables.write_sections([(section, f"Stability: {Path(args.matrix).name}", f"{head}.\n\n{table}")],
+                                   conditions, argv=argv, module="stability")
     return 0
 
 

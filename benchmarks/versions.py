@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks import protocols
+from benchmarks import docs_tables, protocols
 from tinybench_builder.params import derived_seed
 from tinybench_builder.read import ResponseMatrix
 
@@ -86,7 +86,7 @@ def run_split(name: str, path: str, protocol: str, seed: int, k: int) -> dict:
 
 
 def summarize(rows: list[dict], datasets, protocol: str) -> str:
-    """The README table of one protocol (means over seeds)."""
+    """The table of one protocol (means over seeds), as docs/BENCHMARKS.md shows it."""
     rows = [r for r in rows if r["protocol"] == protocol]
     head = ("| dataset | models v1.0 / v1.1 | anchors identical | MAE / random-k: v1.0 | v1.1 | fresh | "
             "coverage: v1.0 | v1.1 | fresh | v1.0 results re-estimated: mean / max abs. change | "
@@ -123,7 +123,9 @@ def main(argv=None) -> int:
     ap.add_argument("--anchors", type=int, default=100)
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="parallel splits (default 2)")
     ap.add_argument("--json", type=Path, help="also write every split's numbers as JSON")
+    docs_tables.add_docs_arg(ap)
     args = ap.parse_args(argv)
+    conditions = docs_tables.Conditions()
     if args.jobs < 1:
         ap.error("--jobs must be at least 1")
     tasks = []
@@ -141,12 +143,18 @@ def main(argv=None) -> int:
             print(f"[{i}/{len(tasks)}] {row['dataset']} {row['protocol']} seed {row['seed']}: anchors identical "
                   f"{row['anchors_identical']}, MAE v1.0 {row['v1.0']['mae']:.4f} v1.1 {row['v1.1']['mae']:.4f}, "
                   f"update {row['seconds']['v1.1']:.1f} s, fresh {row['seconds']['fresh']:.1f} s", file=sys.stderr)
-    print(f"\nk = {args.anchors}; seeds {args.seeds}; {time.perf_counter() - t0:.0f} s with {args.jobs} process(es); "
-          "fits on 1 BLAS thread\n")
+    run = (f"k = {args.anchors}; seeds {args.seeds}; {time.perf_counter() - t0:.0f} s with {args.jobs} process(es); "
+           "fits on 1 BLAS thread")
+    print(f"\n{run}\n")
+    docs = []
     for protocol in args.protocols:
-        print(f"### {protocol}\n\n{summarize(rows, args.datasets, protocol)}\n")
+        table = summarize(rows, args.datasets, protocol)
+        print(f"### {protocol}\n\n{table}\n")
+        docs.append((f"versions.{protocol}", f"Versions: {protocol}", f"{run}.\n\n{table}"))
     if args.json:
         args.json.write_text(json.dumps({"rows": rows}, indent=1))
+    if args.write_docs:
+        docs_tables.write_sections(docs, conditions, argv=argv, module="versions")
     return 0 if all(r["anchors_identical"] for r in rows) else 1
 
 

@@ -1,7 +1,7 @@
-"""Your own tiny benchmark, end to end, as the README's "Your own tiny benchmark" walks it: lm-eval
+"""Your own tiny benchmark, end to end, as docs/BUILD.md's walk-through (WMDP-bio) takes it: lm-eval
 outputs of many models -> `ingest` -> `build --spec specs/tinyWMDP_bio.toml` -> logs of the tiny
 task -> `estimate` -> a release config with `spec = ...` -> `release --push` to the loopback Hub ->
-consumers at the tag. The data is made here in the shape of WMDP-bio (the README uses the real
+consumers at the tag. The data is made here in the shape of WMDP-bio (the walk-through uses the real
 matrix of ../shared/data); the spec is the repository's own file.
 
 With ``TINYBENCH_LM_EVAL_PYTHON`` set to a Python that has lm-evaluation-harness, the released task
@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -271,3 +272,41 @@ def test_adaptive_lm_eval_recipe_runs_as_documented(inputs, tmp_path):
     assert result["done"] and result["n_asked"] == budget and result["n_used"] == budget
     assert 0 <= result["ci_low"] <= result["score"] <= result["ci_high"] <= 1
     assert not (path / "__pycache__").exists()  # nothing written into the downloaded release
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not LM_EVAL_PYTHON, reason="set TINYBENCH_LM_EVAL_PYTHON to a Python with lm-evaluation-harness")
+def test_the_readme_lm_eval_path_runs_as_written(inputs, tmp_path):
+    """The README's "Evaluate a model with a released tiny benchmark", its three commands as written there
+    (`hf download` of a release, `lm_eval` on its task file, `estimate` on the logs), against the loopback Hub
+    (tinyOrg instead of tinyBenchmarks) with lm-eval's dummy model instead of `hf`."""
+    from helpers.markdown import block, shell_commands
+
+    tmp, _, content, m = inputs
+    matrix = tmp_path / "m.parquet"
+    m.write(matrix)
+    cfg = _spec_release_config(tmp_path / "release", matrix, content)
+    download, lm_eval, estimate = shell_commands(block("Evaluate a model with a released tiny benchmark", "bash"))
+    assert download[:3] == ["hf", "download", "tinyBenchmarks/tinyWMDP_bio"] and lm_eval[0] == "lm_eval"
+    assert estimate[:4] == ["python", "-m", "tinybench_builder", "estimate"]
+    folder = download[download.index("--local-dir") + 1]
+    assert lm_eval[lm_eval.index("--include_path") + 1] == f"{folder}/lm_eval" and estimate[4] == folder
+    download[2] = "tinyOrg/tinyWMDP_bio"  # our loopback Hub's organisation
+    lm_eval[lm_eval.index("--model") + 1] = "dummy"  # lm-eval's own stand-in model (no GPU, no weights)
+    i = lm_eval.index("--model_args")
+    del lm_eval[i:i + 2]
+    with HubServer() as hub:
+        run_in_client(hub.client_env(tmp_path / "hf_home"), hub_clients.release_cli,
+                      [["--config", str(cfg), "--release-version", "1.0.0", "--out", str(tmp_path / "rel"), "--push",
+                        "--quiet"]], fake=False)
+        env = hub.client_env(tmp_path / "hf_home2")
+        for argv in ([str(Path(LM_EVAL_PYTHON).with_name("hf")), *download[1:]],
+                     [LM_EVAL_PYTHON, "-m", "lm_eval", *lm_eval[1:]]):
+            run = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=900)
+            assert run.returncode == 0, (argv, run.stderr[-3000:])
+        est = subprocess.run([sys.executable, *estimate[1:]], env={**env, "PYTHONPATH": str(ROOT)}, cwd=tmp_path,
+                             capture_output=True, text=True, timeout=300)
+        assert est.returncode == 0, est.stderr[-3000:]
+    frame, _ = estimate_from_logs(tmp_path / folder, tmp_path / "results")
+    assert frame["n_answered"][0] == K
+    assert f"{frame['score'][0]:.4f}" in est.stdout, est.stdout  # the printed estimate is the logs' estimate

@@ -11,7 +11,7 @@ Data flows one way, one folder of the package per stage::
 
 over a small kernel that every stage may use: ``estimator.py`` and ``adaptive.py`` (standalone,
 uploaded next to the data: the estimator and its adaptive-evaluation session), ``layout.py`` (the folder format), ``files.py`` (atomic outputs) and ``errors.py``.
-``cli/`` is the command line and ``bench/`` the benchmark scripts.
+``cli/`` is the command line; the benchmark scripts are outside the package (``benchmarks/``).
 
 The names below are the public API; each is loaded on first use, so ``import tinybench_builder`` (and
 ``from tinybench_builder.estimator import TinyEstimator``) stays cheap.

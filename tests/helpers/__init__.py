@@ -6,5 +6,6 @@
 * :mod:`.folders`: small fake tiny-dataset folders (the build contract) for the release tests;
 * :mod:`.client`: run a function of these helpers in a fresh Python (the Hub clients read
   ``HF_ENDPOINT`` at import time), and :mod:`.hub_clients`, the functions run there;
-* :mod:`.hub`: the loopback Hugging Face Hub server the real clients talk to.
+* :mod:`.hub`: the loopback Hugging Face Hub server the real clients talk to;
+* :mod:`.markdown`: the fenced code blocks of the README (its snippets are run as written).
 """

@@ -142,4 +142,5 @@ class BuildOptions:
         return check_repo_id(self.repo_id or f"{own_namespace() or LOCAL_NAMESPACE}/{name}", "the repository id")
 
     def tag_for(self) -> str:
+        """The release tag of the build (the manifest's ``tag``): ``tag``, else ``v<version>``."""
         return self.tag or f"v{self.version}"

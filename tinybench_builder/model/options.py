@@ -54,6 +54,7 @@ class FitOptions:
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
+        """The option names, in field order."""
         return tuple(f.name for f in dataclasses.fields(cls))
 
     @classmethod

@@ -145,6 +145,7 @@ class ResponseMatrix:
     # ------------------------------------------------------------------ views
     @property
     def shape(self) -> tuple[int, int]:
+        """``(n_models, n_items)``."""
         return self._dense.shape if self._dense is not None else self._store().shape
 
     @property
@@ -169,6 +170,7 @@ class ResponseMatrix:
         return np.array(["all"] * len(self.items), dtype=object)
 
     def select_models(self, rows: Sequence[int] | np.ndarray) -> "ResponseMatrix":
+        """The matrix of the models at positions ``rows`` (in that order), with every item."""
         rows = np.asarray(rows)
         scores = self._dense[rows] if self._dense is not None else self._store().take(rows=rows)
         return ResponseMatrix(scores, [self.models[i] for i in rows], list(self.items), self.item_info)
@@ -198,6 +200,7 @@ class ResponseMatrix:
         return rows, cols
 
     def select_items(self, cols: Sequence[int] | np.ndarray) -> "ResponseMatrix":
+        """The matrix of the items at positions ``cols`` (in that order, with their ``item_info`` rows), every model."""
         cols = np.asarray(cols)
         info = None if self.item_info is None else self.item_info.iloc[cols]
         scores = self._dense[:, cols] if self._dense is not None else self._store().take(cols=cols)
