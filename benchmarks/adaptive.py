@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks import protocols
+from benchmarks.docs_tables import add_docs_arg
 from tinybench_builder.layout import ESTIMATOR_JSON
 from tinybench_builder.params import derived_seed
 from tinybench_builder.read import ResponseMatrix
@@ -147,12 +148,15 @@ def run_split(name: str, path: str, protocol: str, seed: int, dev_rep: int | Non
             n = resolve_budget(spec, len(items))
             if opts["fixed"] and n != SESSION_K:
                 fit_cached(matrix, train, n, seed, cache, key)
+        if opts.get("faq"):
+            _faq_rows(name, Y, train, test, protocol, seed, dev_rep, budgets, opts, tune_only=True)
         return {"dataset": name, "protocol": protocol, "seed": seed, "dev_rep": dev_rep, "fits_only": True}
     anchor_cols = [col[a] for a in est.anchor_ids]
     ceiling = ceiling_ess(est, Yt, [col[i] for i in est.item_ids], opts["session"].get("mixing"))
+    session = opts["session"]
     out = {"dataset": name, "protocol": protocol, "seed": seed, "dev_rep": dev_rep, "n_items": len(items),
            "n_train": int(len(train)), "n_test": int(len(test)), "truth": truth.tolist(), "budgets": {},
-           "ceiling_ess": ceiling.tolist(),
+           "ceiling_ess": ceiling.tolist(), "test_models": [str(models[i]) for i in test],
            "fit_seconds": fit_s}
     for spec in budgets:
         n = resolve_budget(spec, len(items))
@@ -176,13 +180,41 @@ def run_split(name: str, path: str, protocol: str, seed: int, dev_rep: int | Non
                     ya = Yt[i, anchor_cols]
                     start = {a: float(v) for a, v in zip(est.anchor_ids, ya) if not np.isnan(v)}
                 budget = n - (len(start) if start else 0)
-                r, t, _ = run_session(est, Yt[i], items, budget, sess_seed, opts["batch"], opts["session"], start)
+                r, t, _ = run_session(est, Yt[i], items, budget, sess_seed, opts["batch"], session, start)
                 for k in got:
                     got[k].append(float(r[k]))
                 times += t
             row[method] = {**got, "ms_per_call": 1000 * float(np.median(times)) if times else float("nan")}
         out["budgets"][spec] = row
+    if opts.get("faq"):
+        hyper, per_budget = _faq_rows(name, Y, train, test, protocol, seed, dev_rep, budgets, opts)
+        out["faq_hyper"] = hyper
+        for spec, extra in per_budget.items():
+            out["budgets"][spec].update(extra)
     return out
+
+
+def _faq_rows(name: str, Y: np.ndarray, train: np.ndarray, test: np.ndarray, protocol: str, seed: int,
+              dev_rep: int | None, budgets: tuple, opts: dict, tune_only: bool = False) -> tuple[dict, dict]:
+    """FAQ (:mod:`benchmarks.faq`) on the split's test models at the comparison's budgets, and
+    FAQ's uniform reference widths: ``(hyperparameters, {spec: {"faq": ..., "unif_width": ...}})``."""
+    from benchmarks import faq
+    from benchmarks.versus_faq import FAQ_BUDGETS
+
+    specs = {spec: resolve_budget(spec, Y.shape[1]) for spec in budgets if spec in FAQ_BUDGETS}
+    if not specs:
+        return {}, {}
+    d = 0 if dev_rep is None else dev_rep + 1
+    sess_seed = derived_seed(seed, "bench_adaptive_session", d, 0)
+    tune_seed = derived_seed(seed, "bench_faq_tune", d)
+    cache = None if opts.get("faq_cache") is None else Path(opts["faq_cache"])
+    faq.set_profile(quick=bool(opts.get("faq_quick")))
+    res = faq.faq_split(name, Y[train], Y[test], protocol, tune_seed, specs, [sess_seed], cache=cache,
+                        tune_only=tune_only)
+    per = {spec: {"faq": {k: res["budgets"][spec][k] for k in ("score", "ci_low", "ci_high", "resampled")},
+                  "unif_width": faq.uniform_reference(Y[test], n, [sess_seed])["width"].tolist()}
+           for spec, n in specs.items() if spec in res["budgets"]}
+    return res["hyper"], per
 
 
 def ceiling_ess(est, Yt: np.ndarray, cols: list[int], mixing: float | None = None) -> np.ndarray:
@@ -379,8 +411,16 @@ def main(argv=None) -> int:
     ap.add_argument("--prior-scale", type=float, default=None, help="session prior scale (default: the session's)")
     ap.add_argument("--calibrate", action="store_true", help="session calibrate=True")
     ap.add_argument("--variance-floor", action="store_true", help="session variance_floor=True")
+    ap.add_argument("--variance-prior", type=float, default=None, help="session variance_prior (pseudo-draws)")
     ap.add_argument("--no-fixed", action="store_true", help="skip the fixed designs (no fits beyond k = 100)")
     ap.add_argument("--no-warm", action="store_true", help="skip tiny + adaptive")
+    ap.add_argument("--faq", action=argparse.BooleanOptionalAction, default=None,
+                    help="run FAQ (benchmarks/faq.py) on the same splits at 2.5%%, 10%% and 100 items "
+                         "(default: on, off with --dev)")
+    ap.add_argument("--faq-cache", type=Path, default=None,
+                    help="FAQ's hyperparameter and factor cache (default benchmarks/cache/faq)")
+    ap.add_argument("--faq-quick", action="store_true",
+                    help="a tiny FAQ tuning (1 K, 4 settings, 100 epochs) for smoke tests: never for reported numbers")
     ap.add_argument("--dev", action="store_true", help="development protocol: nested splits of training models only")
     ap.add_argument("--dev-reps", type=int, default=2, help="nested interpolation splits per seed in --dev (default 2)")
     ap.add_argument("--speed", action="store_true", help="only the N = 28,659 timing")
@@ -390,7 +430,11 @@ def main(argv=None) -> int:
                     help="only fit (and cache) the estimators of the splits: nothing is estimated or shown")
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="parallel splits (default 2)")
     ap.add_argument("--json", type=Path, help="also write every split's per-model results as JSON")
+    add_docs_arg(ap)
     args = ap.parse_args(argv)
+    from benchmarks.docs_tables import Conditions
+
+    conditions = Conditions()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     if args.speed:
         from threadpoolctl import threadpool_limits
@@ -406,11 +450,16 @@ def main(argv=None) -> int:
             ap.error(f"--budgets: {spec!r} is not an item count or a share like 2.5%")
     session = {k: v for k, v in (("mixing", args.mixing), ("tempering", args.tempering),
                                  ("prior_scale", args.prior_scale), ("calibrate", args.calibrate or None),
-                                 ("variance_floor", args.variance_floor or None))
+                                 ("variance_floor", args.variance_floor or None),
+                                 ("variance_prior", args.variance_prior))
                if v is not None}
+    from benchmarks import faq
+
+    use_faq = (not args.dev) if args.faq is None else args.faq
     opts = {"fixed": not args.no_fixed, "warm": not args.no_warm, "batch": args.batch, "session": session,
             "cache": None if args.no_cache else str(args.cache_dir), "code": _code_digest(),
-            "fits_only": args.fits_only}
+            "fits_only": args.fits_only, "faq": use_faq, "faq_quick": args.faq_quick,
+            "faq_cache": None if args.no_cache else str(args.faq_cache or faq.DEFAULT_CACHE)}
     tasks = []
     for name in args.datasets:
         path = args.data_dir / f"{name}.parquet"
@@ -440,13 +489,35 @@ def main(argv=None) -> int:
           f"{args.batch}; session options {session or 'defaults'}; {time.perf_counter() - t0:.0f} s with {args.jobs} "
           f"process(es); load average {load:.1f} at the start\n")
     summaries = {}
+    docs = []
     for protocol in args.protocols:
         table, summ = summarize(rows, protocol, tuple(args.budgets))
         summaries[protocol] = summ
+        lines = goals(protocol, summ)
         print(f"### {protocol}\n\n{table}\n")
-        for line in goals(protocol, summ):
+        for line in lines:
             print(f"- {line}")
         print()
+        dev = "-dev" if args.dev else ""
+        docs.append((f"adaptive{dev}-{protocol}", table + "\n\n" + "\n".join(f"- {x}" for x in lines),
+                     f"Adaptive evaluation{' (development protocol)' if args.dev else ''}: {protocol}"))
+        if use_faq:
+            from benchmarks.versus_faq import goal_lines, tables
+
+            text, comps = tables(rows, protocol, tuple(args.budgets))
+            summ["faq"] = comps
+            flines = goal_lines(comps)
+            print(f"### {protocol}: the adaptive session against FAQ\n\n{text}\n")
+            for line in flines:
+                print(f"- {line}")
+            print()
+            docs.append((f"adaptive-vs-faq{dev}-{protocol}", text + "\n\n" + "\n".join(f"- {x}" for x in flines),
+                         f"Adaptive evaluation against FAQ{' (development protocol)' if args.dev else ''}: {protocol}"))
+    if args.write_docs:
+        from benchmarks.docs_tables import write_section
+
+        for section, markdown, title in docs:
+            write_section(section, markdown, conditions, title=title, module="adaptive")
     if args.json:
         args.json.write_text(json.dumps({"rows": rows, "summaries": summaries, "options": opts}, indent=1))
     return 0

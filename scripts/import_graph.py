@@ -52,6 +52,8 @@ MAX_LINES = 700
 LONG_ON_PURPOSE = {
     "tinybench_builder.estimator": "the one file shipped next to the data (`from estimator import TinyEstimator` must work "
                          "from a downloaded folder), so it cannot be split into modules",
+    "tinybench_builder.adaptive": "shipped next to estimator.py and loaded by its path from a downloaded folder (numpy "
+                        "and scipy only), so it cannot be split into modules either",
 }
 
 

@@ -59,13 +59,18 @@ def test_adaptive_script_compares_random_fixed_and_adaptive(tmp_path, capsys):
     matrix.write(tmp_path / "sim.parquet")
     assert adaptive.main(["--data-dir", str(tmp_path), "--datasets", "sim", "--seeds", "0", "--budgets", "20", "10%",
                           "--jobs", "1", "--cache-dir", str(tmp_path / "cache"), "--json", str(tmp_path / "a.json"),
-                          "--protocols", "interpolation"]) == 0
+                          "--protocols", "interpolation", "--faq-quick", "--faq-cache", str(tmp_path / "faq")]) == 0
     out = capsys.readouterr().out
     assert "### interpolation" in out and "| 20 | 20 |" in out and "| 10% | 40 |" in out
     assert "| sim | 18/6 | 40 |" in out and "ESS adaptive" in out
     rows = json.loads((tmp_path / "a.json").read_text())["rows"]
     b = rows[0]["budgets"]["20"]
     assert len(b["adaptive"]["score"]) == len(b["fixed"]["score"]) == 6 and "warm" not in b
+    # FAQ on the same split at 10% (20 items is not one of the comparison's budgets)
+    assert "faq" not in b and len(rows[0]["budgets"]["10%"]["faq"]["score"]) == 6
+    assert "### interpolation: the adaptive session against FAQ" in out and "| sim | 18/6 | 40 |" in out
+    assert "ESS ours (FAQ's width def.)" in out and "10%: ESS ours / FAQ" in out
+    assert list((tmp_path / "faq" / "sim").glob("interpolation-*.json"))  # FAQ's tuning is cached
     assert any((tmp_path / "cache").rglob("estimator.json"))  # the fits are cached
     assert adaptive.main(["--data-dir", str(tmp_path), "--datasets", "sim", "--seeds", "0", "--budgets", "20",
                           "--jobs", "1", "--cache-dir", str(tmp_path / "cache"), "--protocols", "interpolation",

@@ -230,6 +230,10 @@ SEED_STREAMS: dict[str, SeedStream] = {
     "bench_adaptive_session": SeedStream(100_003, 0, (1_009, 1), (
         "benchmarks/adaptive.py: the session of test model i on split d (0: the test split, r + 1: dev "
         "split r), 100003 * seed + 1009 * d + i: the primes keep every (seed, d, i) apart for i < 1009, d < 99")),
+    "bench_faq_tune": SeedStream(10, 0, (1,), (
+        "benchmarks/adaptive.py: FAQ's tuning split of the training models and its tuning draws on split d "
+        "(as bench_adaptive_session), 10 * seed + d: apart per (seed, d) for d < 10; FAQ's own sessions use "
+        "bench_adaptive_session, the same seeds as the adaptive session's, so both methods meet the same models")),
 }
 
 
