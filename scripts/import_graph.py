@@ -64,7 +64,6 @@ MAX_CLASS_LINES = 400
 #: longer over its limit is a problem too (remove it from here)
 LONG_FOR_NOW = {
     "tinybench_builder.adaptive.AdaptiveSession": "split by the adaptive-evaluation work (issue 27)",
-    "tinybench_builder.adaptive.AdaptiveSession.__init__": "split by the adaptive-evaluation work (issue 27)",
 }
 
 
