@@ -19,7 +19,10 @@ nothing of the package (``estimator.py`` and ``adaptive.py`` are uploaded next t
 The package's ``__init__.py`` (the public API, loaded lazily) and ``__main__.py`` are entry
 points: like the benchmark scripts, they may import any public name of a public module. No import cycle, no module over
 :data:`MAX_LINES` lines unless it is long on purpose, and every stage's ``__init__.py`` has a
-docstring and an ``__all__``.
+docstring and an ``__all__``. In the package, no function or method is over :data:`MAX_FUNCTION_LINES`
+lines and no class over :data:`MAX_CLASS_LINES` (from its ``def``/``class`` line or first decorator to
+its last line, docstring and nested definitions included): the standalone estimator is exempt
+from the module size only, not from these.
 """
 
 from __future__ import annotations
@@ -51,6 +54,16 @@ LONG_ON_PURPOSE = {
                          "from a downloaded folder), so it cannot be split into modules",
     "tinybench_builder.adaptive": "shipped next to estimator.py and loaded by its path from a downloaded folder (numpy "
                         "and scipy only), so it cannot be split into modules either",
+}
+
+
+#: the longest function (or method) and class of the package, in lines
+MAX_FUNCTION_LINES = 120
+MAX_CLASS_LINES = 400
+#: functions and classes over those limits that work in progress splits, and why; an entry that is no
+#: longer over its limit is a problem too (remove it from here)
+LONG_FOR_NOW = {
+    "tinybench_builder.adaptive.AdaptiveSession": "split by the adaptive-evaluation work (issue 27)",
 }
 
 
@@ -231,6 +244,42 @@ def size_problems(sizes: dict[str, int]) -> list[str]:
             if n > MAX_LINES and m not in LONG_ON_PURPOSE]
 
 
+def definition_sizes(root: Path = ROOT) -> dict[str, tuple[str, int]]:
+    """Qualified name (``module.Class.method``, ``module.function.inner``) -> ``("function" | "class",
+    lines)`` of every definition in the package's modules (not the benchmark scripts)."""
+    out: dict[str, tuple[str, int]] = {}
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}.{child.name}"
+                start = min([child.lineno, *(d.lineno for d in child.decorator_list)])
+                kind = "class" if isinstance(child, ast.ClassDef) else "function"
+                out[name] = (kind, (child.end_lineno or child.lineno) - start + 1)
+                visit(child, name)
+            else:
+                visit(child, prefix)  # definitions inside if/try blocks
+
+    for module, path in module_files(root).items():
+        if stage_of(module) != BENCHMARKS:
+            visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)), module)
+    return out
+
+
+def length_problems(sizes: dict[str, tuple[str, int]]) -> list[str]:
+    """Functions over MAX_FUNCTION_LINES and classes over MAX_CLASS_LINES (but those of LONG_FOR_NOW), and
+    entries of LONG_FOR_NOW that are no longer over their limit."""
+    out = []
+    for name, (kind, n) in sorted(sizes.items()):
+        limit = MAX_CLASS_LINES if kind == "class" else MAX_FUNCTION_LINES
+        if n > limit and name not in LONG_FOR_NOW:
+            out.append(f"{name} is a {kind} of {n} lines (over {limit}): split it by job")
+        elif n <= limit and name in LONG_FOR_NOW:
+            out.append(f"{name} has {n} lines now (not over {limit}): remove it from LONG_FOR_NOW in "
+                       "scripts/import_graph.py")
+    return out
+
+
 def docstring_problems(root: Path = ROOT) -> list[str]:
     """Stage packages without a docstring saying what the stage does."""
     out = []
@@ -286,12 +335,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     sizes = line_counts(args.root)
     print(render(graph, sizes))
-    found = problems(table, stage_exports(args.root)) + size_problems(sizes) + docstring_problems(args.root)
+    found = (problems(table, stage_exports(args.root)) + size_problems(sizes) + docstring_problems(args.root)
+             + length_problems(definition_sizes(args.root)))
     if found:
         print(f"\n{len(found)} problem(s):", *(f"  {p}" for p in found), sep="\n")
         return 1
     print(f"\nno cycle, no arrow going back up, nothing private or unexported taken across stages, "
-          f"no module over ~{MAX_LINES} lines (but the standalone estimator)")
+          f"no module over ~{MAX_LINES} lines (but the standalone estimator), no function over "
+          f"{MAX_FUNCTION_LINES} lines and no class over {MAX_CLASS_LINES} in the package "
+          f"(but {len(LONG_FOR_NOW)} being split: LONG_FOR_NOW)")
     return 0
 
 

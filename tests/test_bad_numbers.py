@@ -59,15 +59,12 @@ def test_unfittable_data_is_refused_before_the_fit(case, tmp_path, capsys, monke
 
 def test_a_fit_that_gives_nan_says_which_parameter(monkeypatch):
     m = _matrix(lambda s: None)
-    real = fitting._fit
+    real = fitting._calibrate
 
-    def poisoned(*args, **kwargs):
-        result = real(*args, **kwargs)
-        scen = result.estimator.scenarios[0]
-        result.estimator.params[scen]["sigma"] = float("nan")
-        return result
+    def poisoned(*args, **kwargs):  # the calibration gives a NaN error (an estimator cannot hold one)
+        return {**real(*args, **kwargs), "sigma": float("nan")}
 
-    monkeypatch.setattr(fitting, "_fit", poisoned)
+    monkeypatch.setattr(fitting, "_calibrate", poisoned)
     from tinybench_builder.errors import BuildError
 
     with pytest.raises(BuildError, match=r"not finite.*sigma"):

@@ -217,7 +217,7 @@ def test_save_load_round_trip(tmp_path):
     est = make_stratified({"method": "composite", "sigma": 0.03, "lambda": 0.4, "pirt_weight": 0.7,
                            "range": [0.2, 0.8], "interval_scale": 1.3, "ridge_intercept": 0.01},
                           ridge=np.array([0.01, -0.02, 0.0, 0.03]), A=np.linspace(0.2, 1.5, 8)[:, None])
-    est.metadata = {"benchmark": "demo"}
+    est = est.replace(metadata={"benchmark": "demo"})
     est.save(tmp_path)
     back = TinyEstimator.load(tmp_path)
     assert back.anchor_ids == ["q1", "q2", "q5", "q7"] and back.item_ids == est.item_ids
@@ -362,7 +362,7 @@ def test_evaluate_answers_with_the_original_keys(tmp_path):
     # the standalone table agrees with the registry
     assert ORIGINAL_BENCHMARKS == {s.original_bench: s.name for s in REGISTRY.values() if s.original_bench}
     est = make_estimator(A=np.linspace(0.2, 1.5, 6)[:, None])
-    est.metadata = {"benchmark": "tinyAlpacaEval", "original_scenarios": {"all": "alpaca_v2"}}
+    est = est.replace(metadata={"benchmark": "tinyAlpacaEval", "original_scenarios": {"all": "alpaca_v2"}})
     est.save(tmp_path)
     out = evaluate([1.0, 0.0], "alpaca", source=tmp_path)
     assert set(out) == {"alpaca_v2"}
@@ -381,3 +381,63 @@ def test_outside_distance2_is_the_expected_squared_distance_outside_the_range():
     x = np.random.default_rng(0).normal(0.9, 0.1, 2_000_000)
     mc = np.mean(np.maximum(x - 0.95, 0) ** 2 + np.maximum(0.2 - x, 0) ** 2)
     assert outside_distance2(0.9, 0.1, 0.2, 0.95) == pytest.approx(mc, rel=0.01)
+
+
+def test_an_estimator_does_not_change_and_replace_derives_a_checked_one():
+    est = make_stratified({"method": "composite", "sigma": 0.05, "lambda": 0.3}, A=np.linspace(0.2, 1.5, 8)[:, None])
+    before = est.estimate([1, 0, 1, 1])
+    with pytest.raises(AttributeError, match=r"est.replace\(metadata=\.\.\.\)"):
+        est.metadata = {"benchmark": "demo"}
+    with pytest.raises(AttributeError, match="read-only"):
+        est.anchor_ids = ["q1"]
+    with pytest.raises(TypeError, match="read-only"):
+        est.params["all"]["sigma"] = 0.5  # the settings the estimate uses cannot drift from it
+    with pytest.raises(TypeError, match="read-only"):
+        est.metadata["re_estimates"] = []
+    with pytest.raises(TypeError, match="read-only"):
+        est.item_ids.append("q8")
+    with pytest.raises(ValueError, match="read-only"):
+        est.A[0, 0] = 9.0
+    wider = est.replace(params={"all": {**est.params["all"], "sigma": 0.2}}, metadata={"benchmark": "demo"})
+    assert wider.metadata == {"benchmark": "demo"} and est.metadata == {}
+    assert wider.params["all"]["sigma"] == 0.2 and est.params["all"]["sigma"] == 0.05
+    assert est.estimate([1, 0, 1, 1]) == before  # the original is untouched
+    assert wider.estimate([1, 0, 1, 1])["se"] != before["se"]
+    with pytest.raises(ValueError, match="lambda"):
+        est.replace(params={"all": {"lambda": 2.0}})  # checked as a new estimator is
+    with pytest.raises(ValueError, match="anchor_strata"):
+        est.replace(anchor_positions=[1, 2, 3, 5])  # the anchors' strata follow them: give both
+    moved = est.replace(anchor_positions=[1, 2, 3, 5], anchor_strata=[0, 0, 0, 1])
+    assert moved.anchor_ids == ["q1", "q2", "q3", "q5"] and moved.design_hash != est.design_hash
+
+
+def test_design_side_file_functions_and_pickle_round_trip(tmp_path):
+    import copy
+    import pickle
+
+    from tinybench_builder.estimator import Design, read_side_files, write_side_files
+
+    est = make_stratified({"method": "composite", "sigma": 0.03, "range": [0.2, 0.8]},
+                          ridge=np.array([0.01, -0.02, 0.0, 0.03]), A=np.linspace(0.2, 1.5, 8)[:, None])
+    est = est.replace(metadata={"benchmark": "demo", "validation": {"table": [{"scenario": "all", "mae": 0.01}]}})
+    design = est.to_design()
+    assert isinstance(design, Design) and TinyEstimator.from_design(design).to_design() is design
+    paths = write_side_files(design, tmp_path)
+    assert [p.name for p in paths] == ["estimator.json", NPZ_NAME]
+    back = read_side_files(tmp_path)
+    for name in ("item_ids", "anchor_ids", "scenarios", "params", "metadata", "design", "confidence"):
+        assert getattr(back, name) == getattr(design, name), name
+    for name in ("A", "b", "balance", "strata", "anchor_positions", "anchor_weights", "ridge_coef", "prior_cov"):
+        assert np.array_equal(getattr(back, name), getattr(design, name)), name
+    y = [1, 0, 1, float("nan")]
+    assert TinyEstimator.from_design(back).estimate(y) == est.estimate(y) == TinyEstimator.load(tmp_path).estimate(y)
+    # the JSON is the constructor's: the same bytes as save() writes
+    first = (tmp_path / "estimator.json").read_bytes()
+    est.save(tmp_path)
+    assert (tmp_path / "estimator.json").read_bytes() == first
+    for other in (pickle.loads(pickle.dumps(est)), copy.deepcopy(est)):
+        assert other.estimate(y) == est.estimate(y)
+        with pytest.raises(ValueError, match="read-only"):
+            other.b[0] = 1.0
+        with pytest.raises(TypeError, match="read-only"):
+            other.metadata["validation"]["table"].append({})

@@ -12,7 +12,8 @@ from scipy.special import expit
 
 from tinybench_builder.model.anchors import stratified_anchors
 from tinybench_builder.estimator import TinyEstimator
-from tinybench_builder.model.fitting import fit_estimator, report_markdown
+from tinybench_builder.model.fitting import fit_estimator
+from tinybench_builder.model.report import report_markdown
 from tinybench_builder.model.irt import IRTModel
 from tinybench_builder.read.matrix import ResponseMatrix
 from tinybench_builder.read.simulate import simulate_responses

@@ -105,6 +105,48 @@ def test_the_size_check_flags_long_modules_but_the_standalone_estimator():
     assert len(found) == 1 and "tinybench_builder.dataset.build" in found[0]
 
 
+def test_the_length_check_flags_long_functions_and_classes_even_in_the_standalone_estimator(tmp_path, capsys,
+                                                                                            monkeypatch):
+    graph = _script()
+    lines = graph.MAX_FUNCTION_LINES
+
+    def body(n, indent="    "):
+        return "\n".join(f"{indent}x{i} = {i}" for i in range(n))
+
+    _write_package(tmp_path, {
+        "__init__.py": "",
+        # the module-size exemption of the standalone estimator does not cover its functions and classes
+        "estimator.py": (f"def at_the_limit():\n{body(lines - 1)}\n\n"        # def line + 119 = 120 lines: fine
+                         f"@staticmethod\ndef decorated():\n{body(lines - 1)}\n\n"  # the decorator counts: 121
+                         f"class Facade:\n    def method(self):\n{body(lines, '        ')}\n\n"  # a method of 121
+                         f"class Big:\n{body(graph.MAX_CLASS_LINES)}\n"),   # 401 lines
+        "read/__init__.py": '"""Read."""\n__all__ = []\n',
+        "read/long.py": f"def exempted():\n{body(lines + 5)}\n\ndef short():\n    pass\n",
+    })
+    monkeypatch.setattr(graph, "LONG_FOR_NOW", {"tinybench_builder.read.long.exempted": "being split",
+                                                "tinybench_builder.read.long.short": "split already"})
+    assert graph.main(["--root", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "at_the_limit" not in out and "exempted" not in out
+    assert "tinybench_builder.estimator.decorated is a function of 121 lines (over 120)" in out
+    assert "tinybench_builder.estimator.Facade.method is a function of 121 lines (over 120)" in out
+    assert "tinybench_builder.estimator.Facade is a class" not in out       # 123 lines: under 400
+    assert "tinybench_builder.estimator.Big is a class of 401 lines (over 400)" in out
+    assert "tinybench_builder.read.long.short has 2 lines now (not over 120): remove it from LONG_FOR_NOW" in out
+    assert "tinybench_builder.estimator has" not in out  # 770 lines: over the module size, exempt from that only
+
+
+def test_the_estimator_facade_and_every_function_of_the_package_are_measured():
+    graph = _script()
+    sizes = graph.definition_sizes(ROOT)
+    kind, n = sizes["tinybench_builder.estimator.TinyEstimator"]
+    assert kind == "class" and 100 < n <= graph.MAX_CLASS_LINES
+    assert sizes["tinybench_builder.estimator.TinyEstimator.estimate"][0] == "function"
+    assert all(n <= graph.MAX_FUNCTION_LINES for name, (k, n) in sizes.items()
+               if k == "function" and name.startswith(("tinybench_builder.estimator.", "tinybench_builder.model.")))
+    assert not any(name.startswith("benchmarks.") for name in sizes)  # the rule is the package's
+
+
 def test_the_benchmark_scripts_name_no_file_of_the_folder_format():
     """benchmarks/ reads built folders through the names tinybench_builder.layout exports (a renamed side
     file must not leave a benchmark reading a file that is not there any more)."""

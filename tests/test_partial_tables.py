@@ -85,11 +85,13 @@ def test_the_api_reads_them_the_same_way(fitted, tmp_path):
     with pytest.warns(UserWarning, match=rf"7 label\(s\) are not used .*4 of the {K} anchors") as caught:
         got = est.estimate(table)
     assert got == want and len(caught) == 1
+    assert caught[0].filename == __file__  # the warning names the line that called estimate
     row = table.iloc[0]
-    with pytest.warns(UserWarning, match="not used"):
+    with pytest.warns(UserWarning, match="not used") as caught:
         assert est.estimate(row) == est.estimate(frame[anchors].iloc[0])
-    with pytest.warns(UserWarning, match="not used"):
+    with pytest.warns(UserWarning, match="not used") as also:
         assert est.estimate(dict(row)) == est.estimate(dict(frame[anchors].iloc[0]))
+    assert [w.filename for w in [*caught, *also]] == [__file__, __file__]
     # the CLI on the same table gives the same numbers
     cli = estimate_table(d / "tiny", _write(table, tmp_path / "t.parquet"))
     assert list(cli["score"]) == pytest.approx([r["score"] for r in got], abs=1e-12)

@@ -213,7 +213,7 @@ SEED_STREAMS: dict[str, SeedStream] = {
         "model/fitting.py: the partial-run masks of out-of-fold fold r, seed + r: each fold draws its own "
         "(model.partial_masks adds its own tag to the generator, [seed + r, 15], so they are not the fit's draws)")),
     "random_baseline": SeedStream(1, 7919, (), (
-        "model/fitting.py: the validation report's random-k baseline, seed + 7919 (the 1,000th prime): the "
+        "model/report.py: the validation report's random-k baseline, seed + 7919 (the 1,000th prime): the "
         "baseline's item draws must not replay the fit's own stream, default_rng(seed), which shuffles the folds")),
     "bench_random_k": SeedStream(1, 1000, (), (
         "benchmarks (accuracy, peers, adaptive, versions): the random-k baseline's item draws, 1000 + seed: "

@@ -191,7 +191,8 @@ def import_original(path: str | os.PathLike, bench: str, out: str | os.PathLike)
         raise FileNotFoundError(f"no such file: {path}")
     with nested_too_deeply(path, OriginalFormatError):  # it loads; describing its keys may recurse
         est = original_estimator(read_original(path), bench, source=str(path))
-    est.metadata["imported_from"]["sha256"] = file_sha256(path)
+    imported = {**est.metadata["imported_from"], "sha256": file_sha256(path)}
+    est = est.replace(metadata={**est.metadata, "imported_from": imported})
     with staging(out) as tmp:
         est.save(tmp)
         copy_estimator_code(tmp)

@@ -10,7 +10,7 @@ import numpy as np
 from scipy.stats import norm
 from scipy.stats import t as t_dist
 
-from tinybench_builder.estimator import composite, partial_sigma
+from tinybench_builder.estimator import Calibration, DesignBased, ModelBased, composite, partial_sigma
 
 LAMBDA_GRID = np.round(np.linspace(0.0, 1.0, 21), 2)
 
@@ -90,7 +90,10 @@ def model_part_scale(sets, a: float, p: dict, n_models, n_anchors, confidence: f
 
 
 def scenario_composite(db, se_db, mb, p: dict, scale: float, answered=None, n_anchors: float = 0.0):
-    """:func:`~tinybench_builder.estimator.composite` with one scenario's settings."""
+    """:func:`~tinybench_builder.estimator.composite` (score, se, weight of ``db``) of one scenario's
+    out-of-fold parts with its settings ``p`` and the model-based error scaled by ``scale``; with
+    ``answered``, the model-based error grown for partial runs (of ``n_anchors`` anchors)."""
     sigma = p["sigma"] if answered is None else partial_sigma(p["sigma"], p.get("sigma_partial", 0.0), answered,
                                                               n_anchors)
-    return composite(db, se_db, mb, sigma, p["range"][0], p["range"][1], p["kappa"], scale)
+    return composite(DesignBased(db, se_db), ModelBased(mb, sigma),
+                     Calibration(lo=p["range"][0], hi=p["range"][1], kappa=p["kappa"], interval_scale=scale))

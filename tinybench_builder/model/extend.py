@@ -26,6 +26,7 @@ estimator did not change); the new scenario's rows are out of fold.
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
@@ -37,6 +38,7 @@ from tinybench_builder.model import fitting
 from tinybench_builder.model.anchors import AnchorSet, balance_weights, stratified_anchors
 from tinybench_builder.model.design import re_estimates
 from tinybench_builder.model.irt import binarize_scores, fit_abilities
+from tinybench_builder.model.report import chosen_estimator, oof_arrays, true_scores, validation_report
 from tinybench_builder.read import ResponseMatrix
 
 __all__ = ["extend_estimator", "calibrate_items"]
@@ -151,114 +153,160 @@ def extend_estimator(previous: TinyEstimator, matrix: ResponseMatrix, *, n_ancho
         raise ValueError(f"only {both.size} models have results on both the kept configs and the new one(s) "
                          f"{', '.join(new_scenarios)}; the new items' calibration needs at least {fitting.MIN_MODELS}")
     with threadpool_limits(limits=1):
-        mean, cov = previous.prior_mean, previous.prior_cov
-        theta, _ = fit_abilities(_prepared(Y_old[both], binarize), previous.A, previous.b, mean, cov)
-        # --- the extended problem: kept items first (their order), then the new ones
-        scen_new = matrix.scenarios().astype(str)[new_cols]
-        items_new = [matrix.items[j] for j in new_cols]
-        subs_new = matrix.select_items(new_cols).subscenarios()
-        old_names = np.array(previous.scenarios, dtype=object)[previous.scenario_index].astype(str)
-        scen = np.concatenate([old_names, scen_new])
-        idx = np.array([order.index(s) for s in scen])
-        balance = np.concatenate([previous.balance, balance_weights(scen_new, subs_new)])
-        k_each = int(n_anchors) // len(order)
-        obs = ~np.isnan(Y_new[both])
-        easiness = np.where(obs.any(0), np.where(obs, Y_new[both], 0.0).sum(0) / np.maximum(obs.sum(0), 1), 0.5)
-        drawn = stratified_anchors(easiness, k_each * len(new_scenarios), balance[len(old_cols):], scen_new, seed=seed)
-        offset = int(previous.strata.max()) + 1
-        anchors = AnchorSet(np.concatenate([previous.anchor_positions, drawn.positions + len(old_cols)]),
-                            np.concatenate([previous.anchor_weights, drawn.weights]),
-                            np.concatenate([previous.strata, drawn.labels + offset]), "stratified", seed,
-                            np.concatenate([previous.anchor_strata, np.asarray(drawn.strata) + offset]))
-        Y = np.hstack([Y_old, Y_new])[both]
-        pb = fitting._Problem(Y=cast(Any, Y), items=[*previous.item_ids, *items_new], balance=balance, scen=scen,
-                              scen_idx=idx, scen_names=order, k=anchors.k, design="stratified", n_seeds=1,
-                              irt_kwargs=irt_kwargs)
-        new_s = [order.index(s) for s in new_scenarios]
-        old_params = {s: dict(previous.params[s]) for s in previous.scenarios}
-        old_ridge = dict(zip(previous.anchor_ids, previous.ridge_coef))
-        prior_a, prior_b = irt_kwargs.get("prior_a", 1.0), irt_kwargs.get("prior_b", 3.0)
-        Yn = _prepared(Y_new[both], binarize)
-
-        def fitted(train: np.ndarray):
-            """The extended estimator with the new items calibrated on ``train`` (rows of ``both``),
-            the new scenarios' regression fitted there, the kept parts as they were."""
-            A_new, b_new = calibrate_items(Yn[train], theta[train], prior_a, prior_b)
-            irt = _FixedIRT(np.vstack([previous.A, A_new]), np.concatenate([previous.b, b_new]), mean, cov)
-            est = fitting._estimator(pb, cast(Any, irt), anchors, params={**old_params})
-            comp = est.components(Y[train][:, anchors.positions])
-            coef, intercept = fitting._fit_ridge(pb, comp, truth_all[train], anchors)
-            keep = np.array([old_ridge.get(a) is not None for a in est.anchor_ids])
-            coef = np.where(keep, [old_ridge.get(a, 0.0) for a in est.anchor_ids], coef)
-            for s, name in enumerate(order):
-                if s not in new_s:
-                    intercept[s] = old_params[name]["ridge_intercept"]
-            return fitting._with_ridge(est, coef, intercept)
-
-        truth_all = fitting.true_scores(Y, balance, idx, len(order))
-        n = Y.shape[0]
-        if n_folds is None:
-            n_folds = 5 if n < 150 else 1
-        rng = np.random.default_rng(seed)
-        perm = rng.permutation(n)
-        folds = ([np.sort(perm[:max(2, int(round(validation_fraction * n)))])] if n_folds == 1
-                 else [np.sort(f) for f in np.array_split(perm, int(n_folds))])
-        keys = ("irt", "se_irt", "pirt", "se_pirt", "db", "se_db", "ridge", "answered")
-        oof = {key: np.full((n, len(order)), np.nan) for key in keys}
-        held = np.zeros(n, dtype=bool)
-        for val in tqdm(folds, desc="extend", disable=not progress, file=sys.stderr):
-            est_r = fitted(np.setdiff1d(np.arange(n), val))
-            comp = est_r.components(Y[val][:, anchors.positions])
-            for key in keys:
-                oof[key][val] = comp[key]
-            held[val] = True
-        hr = np.flatnonzero(held)
-        truth = truth_all[hr]
-        oof = {key: v[hr] for key, v in oof.items()}
-        k_s = np.bincount(np.asarray(idx)[anchors.positions], minlength=len(order))  # anchors per scenario
+        ext = _extension(previous, matrix, Y_old[both], Y_new[both], new_cols, order, new_scenarios, n_anchors, seed,
+                         binarize, irt_kwargs)
+        oof, folds, hr = _out_of_fold(ext, n_folds, validation_fraction, seed, progress)
+        truth = ext.truth_all[hr]
+        k_s = np.bincount(np.asarray(ext.pb.scen_idx)[ext.anchors.positions], minlength=len(order))  # anchors per scenario
         oof["n_anchors"] = k_s.astype(np.float64)
-        params = dict(old_params)
-        for s in new_s:
-            params[order[s]] = fitting._calibrate(oof, truth, s, len(hr), "stratified", float(kappa), truth_all[:, s],
-                                                  n_anchors=float(k_s[s]))
-        est = fitted(np.arange(n))
-        for s in new_s:
-            name = order[s]
-            est.params[name].update(params[name], ridge_intercept=est.params[name]["ridge_intercept"])
-        report = fitting.validation_report(Y[hr], truth, oof, params, pb, pb.k, seed)
-        kept_rows = {r["scenario"]: r for r in (previous.metadata.get("validation") or {}).get("table", [])}
-        table = []
-        for r in report["table"]:
-            if r["scenario"] in previous.scenarios:
-                if r["scenario"] in kept_rows:
-                    table.append({**kept_rows[r["scenario"]], "kept_from": previous.version})
-            else:
-                table.append(r)
-        report["table"] = table
-        new_names = [order[s] for s in new_s]
-        oof_cols = [order.index(s) for s in new_names]
-        report["oof"] = fitting.oof_arrays({key: v[..., oof_cols] for key, v in oof.items()}, truth[:, oof_cols],
-                                           params, new_names, [models[both[i]] for i in hr])
-        report.update(n_models=int(n), n_items=int(len(pb.items)), n_folds=len(folds),
+        params = dict(ext.old_params)
+        for s in ext.new_s:
+            params[order[s]] = fitting._calibrate(oof, truth, s, len(hr), "stratified", float(kappa),
+                                                  ext.truth_all[:, s], n_anchors=float(k_s[s]))
+        new_names = [order[s] for s in ext.new_s]
+        est = fitting._calibrated(ext.fitted(np.arange(ext.n)), {name: params[name] for name in new_names})
+        report = _report(ext, oof, truth, params, hr, seed, [models[both[i]] for i in hr])
+        report.update(n_models=int(ext.n), n_items=int(len(ext.pb.items)), n_folds=len(folds),
                       n_validation_models=int(len(hr)), n_dims=int(previous.n_dims), design="stratified",
                       kappa=float(kappa), params={k: dict(v) for k, v in params.items()},
                       extended={"version": previous.version, "design_hash": previous.design_hash,
-                                "new_scenarios": new_names, "calibration_models": int(n),
+                                "new_scenarios": new_names, "calibration_models": int(ext.n),
                                 "ignored_items": ignored})
     meta = dict(previous.metadata)
     meta.update(metadata or {})
-    meta.update(n_anchors=int(pb.k), n_training_models=int(n), chosen_estimator=fitting.chosen_estimator(report),
+    meta.update(n_anchors=int(ext.pb.k), n_training_models=int(ext.n), chosen_estimator=chosen_estimator(report),
                 validation={k: v for k, v in report.items() if k in ("table", "n_validation_models", "n_folds")},
                 extended_from={"version": previous.version, "design_hash": previous.design_hash,
                                "new_scenarios": new_names})
-    est.metadata = meta
-    est._prepare()
-    est.metadata["re_estimates"] = re_estimates(previous, est)
-    est._prepare()
+    est = est.replace(metadata={**meta, "re_estimates": re_estimates(previous, est)})
     positions = np.concatenate([old_cols, new_cols])
     labels = np.full(matrix.shape[1], -1, dtype=np.int64)
-    labels[positions] = anchors.labels
-    result_anchors = AnchorSet(positions[anchors.positions], anchors.weights, labels, "stratified", seed,
-                               anchors.strata)
-    irt = _FixedIRT(est.A, est.b, mean, cov)
+    labels[positions] = ext.anchors.labels
+    result_anchors = AnchorSet(positions[ext.anchors.positions], ext.anchors.weights, labels, "stratified", seed,
+                               ext.anchors.strata)
+    irt = _FixedIRT(est.A, est.b, previous.prior_mean, previous.prior_cov)
     return fitting.FitResult(est, result_anchors, cast(Any, irt), report)
+
+
+@dataclass
+class _Extension:
+    """What every fit of the extended estimator shares: the kept estimator (``previous``), the models
+    with results on both the kept and the new items (their scores ``Y``, kept items first, and the new
+    items' as the IRT fit reads them, ``Yn``), their abilities on the kept items, the extended problem
+    and its anchors (the kept ones, then the new scenarios'), their true full scores."""
+
+    previous: TinyEstimator
+    Y: np.ndarray
+    Yn: np.ndarray
+    theta: np.ndarray
+    pb: Any
+    anchors: AnchorSet
+    order: list
+    new_s: list
+    old_params: dict
+    truth_all: np.ndarray
+    prior_a: float
+    prior_b: float
+
+    @property
+    def n(self) -> int:
+        return int(self.Y.shape[0])
+
+    def fitted(self, train: np.ndarray) -> TinyEstimator:
+        """The extended estimator with the new items calibrated on ``train`` (rows of ``Y``), the
+        new scenarios' regression fitted there, the kept parts as they were."""
+        prev = self.previous
+        A_new, b_new = calibrate_items(self.Yn[train], self.theta[train], self.prior_a, self.prior_b)
+        irt = _FixedIRT(np.vstack([prev.A, A_new]), np.concatenate([prev.b, b_new]), prev.prior_mean, prev.prior_cov)
+        est = fitting._estimator(self.pb, cast(Any, irt), self.anchors, params={**self.old_params})
+        comp = est.components(self.Y[train][:, self.anchors.positions])
+        coef, intercept = fitting._fit_ridge(self.pb, comp, self.truth_all[train], self.anchors)
+        old_ridge = dict(zip(prev.anchor_ids, prev.ridge_coef))
+        keep = np.array([old_ridge.get(a) is not None for a in est.anchor_ids])
+        coef = np.where(keep, [old_ridge.get(a, 0.0) for a in est.anchor_ids], coef)
+        for s, name in enumerate(self.order):
+            if s not in self.new_s:
+                intercept[s] = self.old_params[name]["ridge_intercept"]
+        return fitting._with_ridge(est, coef, intercept)
+
+
+def _extension(previous: TinyEstimator, matrix: ResponseMatrix, Y_old: np.ndarray, Y_new: np.ndarray,
+               new_cols: np.ndarray, order: list, new_scenarios: list, n_anchors: int, seed: int, binarize,
+               irt_kwargs: dict) -> _Extension:
+    """The extended problem on the models with results on both (``Y_old``, ``Y_new``: their scores on the
+    kept and on the new items): abilities on the kept items, the new scenarios' anchors drawn."""
+    mean, cov = previous.prior_mean, previous.prior_cov
+    theta, _ = fit_abilities(_prepared(Y_old, binarize), previous.A, previous.b, mean, cov)
+    # --- the extended problem: kept items first (their order), then the new ones
+    scen_new = matrix.scenarios().astype(str)[new_cols]
+    items_new = [matrix.items[j] for j in new_cols]
+    subs_new = matrix.select_items(new_cols).subscenarios()
+    old_names = np.array(previous.scenarios, dtype=object)[previous.scenario_index].astype(str)
+    scen = np.concatenate([old_names, scen_new])
+    idx = np.array([order.index(s) for s in scen])
+    balance = np.concatenate([previous.balance, balance_weights(scen_new, subs_new)])
+    k_each = int(n_anchors) // len(order)
+    obs = ~np.isnan(Y_new)
+    easiness = np.where(obs.any(0), np.where(obs, Y_new, 0.0).sum(0) / np.maximum(obs.sum(0), 1), 0.5)
+    n_old = len(previous.item_ids)
+    drawn = stratified_anchors(easiness, k_each * len(new_scenarios), balance[n_old:], scen_new, seed=seed)
+    offset = int(previous.strata.max()) + 1
+    anchors = AnchorSet(np.concatenate([previous.anchor_positions, drawn.positions + n_old]),
+                        np.concatenate([previous.anchor_weights, drawn.weights]),
+                        np.concatenate([previous.strata, drawn.labels + offset]), "stratified", seed,
+                        np.concatenate([previous.anchor_strata, np.asarray(drawn.strata) + offset]))
+    Y = np.hstack([Y_old, Y_new])
+    pb = fitting._Problem(Y=cast(Any, Y), items=[*previous.item_ids, *items_new], balance=balance, scen=scen,
+                          scen_idx=idx, scen_names=order, k=anchors.k, design="stratified", n_seeds=1,
+                          irt_kwargs=irt_kwargs)
+    return _Extension(
+        previous=previous, Y=Y, Yn=_prepared(Y_new, binarize), theta=theta, pb=pb, anchors=anchors, order=order,
+        new_s=[order.index(s) for s in new_scenarios],
+        old_params={s: dict(previous.params[s]) for s in previous.scenarios},
+        truth_all=true_scores(Y, balance, idx, len(order)),
+        prior_a=irt_kwargs.get("prior_a", 1.0), prior_b=irt_kwargs.get("prior_b", 3.0),
+    )
+
+
+def _out_of_fold(ext: _Extension, n_folds: int | None, validation_fraction: float, seed: int, progress: bool):
+    """Cross-fitting over the models of ``ext``: the out-of-fold components, the folds and the held-out rows."""
+    n = ext.n
+    if n_folds is None:
+        n_folds = 5 if n < 150 else 1
+    rng = np.random.default_rng(seed)
+    perm = rng.permutation(n)
+    folds = ([np.sort(perm[:max(2, int(round(validation_fraction * n)))])] if n_folds == 1
+             else [np.sort(f) for f in np.array_split(perm, int(n_folds))])
+    keys = ("irt", "se_irt", "pirt", "se_pirt", "db", "se_db", "ridge", "answered")
+    oof = {key: np.full((n, len(ext.order)), np.nan) for key in keys}
+    held = np.zeros(n, dtype=bool)
+    for val in tqdm(folds, desc="extend", disable=not progress, file=sys.stderr):
+        est_r = ext.fitted(np.setdiff1d(np.arange(n), val))
+        comp = est_r.components(ext.Y[val][:, ext.anchors.positions])
+        for key in keys:
+            oof[key][val] = comp[key]
+        held[val] = True
+    hr = np.flatnonzero(held)
+    return {key: v[hr] for key, v in oof.items()}, folds, hr
+
+
+def _report(ext: _Extension, oof: dict, truth: np.ndarray, params: dict, hr: np.ndarray, seed: int,
+            models: list) -> dict:
+    """The validation report: the kept scenarios' rows are the previous version's (their estimator did
+    not change), the new scenarios' rows and out-of-fold arrays are measured here."""
+    previous, order, pb = ext.previous, ext.order, ext.pb
+    report = validation_report(ext.Y[hr], truth, oof, params, pb, pb.k, seed)
+    kept_rows = {r["scenario"]: r for r in (previous.metadata.get("validation") or {}).get("table", [])}
+    table = []
+    for r in report["table"]:
+        if r["scenario"] in previous.scenarios:
+            if r["scenario"] in kept_rows:
+                table.append({**kept_rows[r["scenario"]], "kept_from": previous.version})
+        else:
+            table.append(r)
+    report["table"] = table
+    new_names = [order[s] for s in ext.new_s]
+    oof_cols = [order.index(s) for s in new_names]
+    report["oof"] = oof_arrays({key: v[..., oof_cols] for key, v in oof.items()}, truth[:, oof_cols],
+                                       params, new_names, models)
+    return report

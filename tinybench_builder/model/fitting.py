@@ -17,9 +17,9 @@ never seen here):
 6. fit the IRT model and the regression once more on all training models: the shipped
    estimator.
 
-:func:`validation_report` measures every component (random-k, irt, p-IRT, gp-IRT, the
-design- and model-based estimates and the final score), rank correlation and interval
-coverage on the out-of-fold estimates, i.e. on models that neither fit saw.
+:func:`tinybench_builder.model.report.validation_report` measures every component (random-k, irt,
+p-IRT, gp-IRT, the design- and model-based estimates and the final score), rank correlation and
+interval coverage on the out-of-fold estimates, i.e. on models that neither fit saw.
 """
 
 from __future__ import annotations
@@ -28,17 +28,17 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 import numpy as np
-from scipy.stats import norm, spearmanr
 
 from tinybench_builder import __version__
 from tinybench_builder.errors import BuildError
-from tinybench_builder.model.anchors import AnchorSet, balance_weights, cluster_anchors, random_anchors, stratified_anchors
-from tinybench_builder.model.calibrate import choose_lambda, coverage, interval_scale, model_part_scale, scenario_composite
+from tinybench_builder.model.anchors import AnchorSet, balance_weights, cluster_anchors, stratified_anchors
+from tinybench_builder.model.calibrate import choose_lambda, interval_scale, model_part_scale
 from tinybench_builder.model.design import fixed_design, re_estimates
 from tinybench_builder.estimator import TinyEstimator, gp_blend
 from tinybench_builder.model.irt import IRTModel
 from tinybench_builder.model.memory import keep_freed_blocks
 from tinybench_builder.model.partial import fit_growth, partial_components, partial_masks
+from tinybench_builder.model.report import chosen_estimator, dense_rows, oof_arrays, true_scores, validation_report
 from tinybench_builder.progress import bar
 from tinybench_builder.params import ANCHORS, DESIGN, DIMS, N_SEEDS, SEED, check_binarize, derived_seed
 from tinybench_builder.read import CompactScores, ResponseMatrix, row_chunks
@@ -66,34 +66,6 @@ class FitResult:
     anchors: AnchorSet
     irt: IRTModel
     report: dict = field(default_factory=dict)
-
-
-def true_scores(Y, balance: np.ndarray, scenario_index: np.ndarray, n_scenarios: int) -> np.ndarray:
-    """Full scores (n, S): balance-weighted mean over each model's evaluated items.
-
-    ``Y``: a float matrix (NaN = not evaluated) or :class:`CompactScores`; taken in blocks of
-    rows (each model's mean is its own row's)."""
-    n, N = Y.shape
-    out = np.empty((n, n_scenarios))
-    for sl in row_chunks(n, N):
-        Yb = _rows(Y, sl)
-        obs = ~np.isnan(Yb)
-        Yf = np.where(obs, Yb, 0.0)
-        for s in range(n_scenarios):
-            m = scenario_index == s
-            w = balance[m] * obs[:, m]
-            tot = w.sum(1)
-            out[sl, s] = np.where(tot > 0, (w * Yf[:, m]).sum(1) / np.where(tot > 0, tot, 1), np.nan)
-    return out
-
-
-def _rows(Y, rows, cols=None) -> np.ndarray:
-    """Float64 scores (NaN = not evaluated) of ``rows`` (x ``cols``) of a float matrix or of
-    :class:`CompactScores`."""
-    if isinstance(Y, CompactScores):
-        return Y.dense(rows, cols)
-    Y = np.asarray(Y, dtype=np.float64)
-    return Y[rows] if cols is None else Y[rows][:, cols]
 
 
 @dataclass
@@ -149,7 +121,7 @@ def _select_kmeans(pb: _Problem, irt: IRTModel, Y: np.ndarray | CompactScores, r
     rows = np.arange(Y.shape[0])
     if len(rows) > max_models:
         rows = np.sort(rng.choice(rows, max_models, replace=False))
-    Y = _rows(Y, rows)  # at most max_models rows
+    Y = dense_rows(Y, rows)  # at most max_models rows
     truth = true_scores(Y, pb.balance, pb.scen_idx, pb.S)
     best, best_mae, maes = None, np.inf, []
     for _ in range(pb.n_seeds):
@@ -189,11 +161,19 @@ def _fit_ridge(pb: _Problem, comp: dict, truth: np.ndarray, anchors: AnchorSet) 
 
 
 def _with_ridge(est: TinyEstimator, coef: np.ndarray, intercept: np.ndarray) -> TinyEstimator:
-    est.ridge_coef = np.asarray(coef, dtype=np.float64)
-    for s, name in enumerate(est.scenarios):
-        est.params[name]["ridge_intercept"] = float(intercept[s])
-    est._prepare()
-    return est
+    """``est`` with the regression's anchor coefficients (k,) and per-scenario intercepts (S,)."""
+    params = {name: {**est.params[name], "ridge_intercept": float(intercept[s])} for s, name in enumerate(est.scenarios)}
+    return est.replace(ridge_coef=np.asarray(coef, dtype=np.float64), params=params)
+
+
+def _calibrated(est: TinyEstimator, params: Mapping[str, Mapping], metadata: Mapping | None = None) -> TinyEstimator:
+    """``est`` with the calibration ``params`` of some scenarios (their fitted ridge intercepts kept) and,
+    when given, ``metadata``; a value that is not finite is a :class:`BuildError` naming it."""
+    new = {name: {**p, **params.get(name, {}), "ridge_intercept": p["ridge_intercept"]} for name, p in est.params.items()}
+    bad = [f"{key} of {scen}" for scen, p in new.items() for key in _non_finite_settings(p)]
+    if bad:
+        _refuse_non_finite(bad)
+    return est.replace(params=new, **({} if metadata is None else {"metadata": metadata}))
 
 
 def _fit_once(pb: _Problem, Y: CompactScores, truth: np.ndarray, rows: np.ndarray, n_dims: int,
@@ -208,7 +188,7 @@ def _fit_once(pb: _Problem, Y: CompactScores, truth: np.ndarray, rows: np.ndarra
         anchors, extra["seed_mae"] = _select_kmeans(pb, irt, Y_rows, rng)
     est = _estimator(pb, irt, anchors)
     comp = est.components(Y_rows.dense(cols=anchors.positions))
-    _with_ridge(est, *_fit_ridge(pb, comp, truth[rows], anchors))
+    est = _with_ridge(est, *_fit_ridge(pb, comp, truth[rows], anchors))
     return est, anchors, irt, extra
 
 
@@ -304,45 +284,22 @@ def fit_estimator(
         raise BuildError(f"the scores cannot be fitted: {problem}")
     irt_kwargs = dict(binarize=binarize, random_state=seed, **(irt_params or {}))
     if keep_design is not None:
-        kept = fixed_design(keep_design, matrix)
-        rows_in, cols_in = kept.rows, np.concatenate([kept.design_cols, kept.extra_cols])
-        models = [matrix.models[i] for i in rows_in]
-        pb = _Problem(
-            Y=matrix.compact.take(rows_in, kept.design_cols), items=list(keep_design.item_ids),
-            balance=keep_design.balance.copy(), scen=kept.scenarios, scen_idx=keep_design.scenario_index.copy(),
-            scen_names=list(keep_design.scenarios), k=len(keep_design.anchor_ids), design=keep_design.design,
-            n_seeds=int(n_seeds), irt_kwargs=irt_kwargs, fixed=kept.anchors,
-            Y_irt=matrix.compact.take(rows_in, cols_in) if kept.extra_cols.size else None,
-        )
+        pb, rows_in, cols_in = _kept_problem(matrix, keep_design, n_seeds, irt_kwargs)
     else:
-        # --- 1. canonical order: the same tiny benchmark from any layout of the same data
-        rows_in, cols_in = matrix.canonical_order(scenario_order)
-        # the canonical matrix as a compact copy (bytes for 0/1 scores): the only copy of the scores
-        Y = matrix.compact.take(rows_in, cols_in)
-        models = [matrix.models[i] for i in rows_in]
-        scen = matrix.scenarios()[cols_in].astype(str)
-        scen_names = [str(s) for s in scenario_order] if scenario_order is not None else sorted(set(scen))
-        scen_names = [str(s) for s in scen_names if s in set(scen)]
-        pb = _Problem(
-            Y=Y, items=[matrix.items[j] for j in cols_in],
-            balance=balance_weights(scen, matrix.subscenarios()[cols_in], subscenario_weights),
-            scen=scen,
-            scen_idx=np.array([scen_names.index(s) for s in scen]), scen_names=scen_names, k=int(n_anchors),
-            design=design, n_seeds=int(n_seeds), irt_kwargs=irt_kwargs,
-        )
+        pb, rows_in, cols_in = _fresh_problem(matrix, scenario_order, subscenario_weights, n_anchors, design,
+                                              n_seeds, irt_kwargs)
     # one BLAS/OpenMP thread: results then do not depend on the machine's thread count
     # (and on 2 cores single-threaded BLAS was also the faster); the blocks of rows that the
     # fit frees are reused instead of being handed back to the kernel (system time)
     with threadpool_limits(limits=1), keep_freed_blocks():
         result = _fit(pb, n_dims, int(n_folds), validation_fraction, seed, float(kappa), progress, metadata,
-                      binarize, models)
+                      binarize, [matrix.models[i] for i in rows_in])
     bad = non_finite(result.estimator)
     if bad:
-        raise BuildError(f"the fit gave values that are not finite ({', '.join(bad[:5])}): these scores do not "
-                         "determine the IRT model (too few scores, or items that hardly differ between models)")
+        _refuse_non_finite(bad)
     if keep_design is not None:
-        result.estimator.metadata["re_estimates"] = re_estimates(keep_design, result.estimator)
-        result.estimator._prepare()
+        est = result.estimator
+        result.estimator = est.replace(metadata={**est.metadata, "re_estimates": re_estimates(keep_design, est)})
         result.report["kept_design"] = {"version": keep_design.version, "design_hash": keep_design.design_hash,
                                         "irt_only_items": int(len(cols_in) - len(pb.items))}
     # anchors as positions of the caller's matrix (the estimator itself holds item ids); items
@@ -353,6 +310,40 @@ def fit_estimator(
     result.anchors = AnchorSet(cols_in[a.positions], a.weights, labels, a.method, a.seed, a.strata)
     return result
 
+
+def _kept_problem(matrix: ResponseMatrix, keep_design: TinyEstimator, n_seeds: int, irt_kwargs: dict):
+    """The training problem of an update that keeps ``keep_design``'s design (:func:`fixed_design`), the
+    rows (models) and the columns (the design's items, then the IRT-only ones) it takes from ``matrix``."""
+    kept = fixed_design(keep_design, matrix)
+    rows_in, cols_in = kept.rows, np.concatenate([kept.design_cols, kept.extra_cols])
+    pb = _Problem(
+        Y=matrix.compact.take(rows_in, kept.design_cols), items=list(keep_design.item_ids),
+        balance=keep_design.balance.copy(), scen=kept.scenarios, scen_idx=keep_design.scenario_index.copy(),
+        scen_names=list(keep_design.scenarios), k=len(keep_design.anchor_ids), design=keep_design.design,
+        n_seeds=int(n_seeds), irt_kwargs=irt_kwargs, fixed=kept.anchors,
+        Y_irt=matrix.compact.take(rows_in, cols_in) if kept.extra_cols.size else None,
+    )
+    return pb, rows_in, cols_in
+
+
+def _fresh_problem(matrix: ResponseMatrix, scenario_order, subscenario_weights, n_anchors: int, design: str,
+                   n_seeds: int, irt_kwargs: dict):
+    """The training problem of a new design: the matrix in its canonical order (the same tiny benchmark
+    from any layout of the same data), with the rows and columns it takes from ``matrix``."""
+    rows_in, cols_in = matrix.canonical_order(scenario_order)
+    # the canonical matrix as a compact copy (bytes for 0/1 scores): the only copy of the scores
+    Y = matrix.compact.take(rows_in, cols_in)
+    scen = matrix.scenarios()[cols_in].astype(str)
+    scen_names = [str(s) for s in scenario_order] if scenario_order is not None else sorted(set(scen))
+    scen_names = [str(s) for s in scen_names if s in set(scen)]
+    pb = _Problem(
+        Y=Y, items=[matrix.items[j] for j in cols_in],
+        balance=balance_weights(scen, matrix.subscenarios()[cols_in], subscenario_weights),
+        scen=scen,
+        scen_idx=np.array([scen_names.index(s) for s in scen]), scen_names=scen_names, k=int(n_anchors),
+        design=design, n_seeds=int(n_seeds), irt_kwargs=irt_kwargs,
+    )
+    return pb, rows_in, cols_in
 
 def data_problem(matrix: ResponseMatrix, max_names: int = 5) -> str | None:
     """What makes ``matrix`` impossible to fit, in words, or None (cheap: one pass over the scores).
@@ -394,12 +385,22 @@ def non_finite(est: TinyEstimator) -> list[str]:
     """The estimator's fields that hold NaN or an infinity (empty: all finite)."""
     bad = [name for name in ("A", "b", "prior_mean", "prior_cov", "ridge_coef", "anchor_weights")
            if getattr(est, name, None) is not None and not np.isfinite(np.asarray(getattr(est, name), float)).all()]
-    for scen, params in est.params.items():
-        for key, value in params.items():
-            flat = np.asarray(value, dtype=object).ravel().tolist() if isinstance(value, (list, tuple)) else [value]
-            if any(isinstance(v, float) and not np.isfinite(v) for v in flat):
-                bad.append(f"{key} of {scen}")
-    return bad
+    return bad + [f"{key} of {scen}" for scen, params in est.params.items() for key in _non_finite_settings(params)]
+
+
+def _non_finite_settings(params: Mapping) -> list[str]:
+    """The keys of one scenario's settings whose value (or a number in it) is NaN or an infinity."""
+    out = []
+    for key, value in params.items():
+        flat = np.asarray(value, dtype=object).ravel().tolist() if isinstance(value, (list, tuple)) else [value]
+        if any(isinstance(v, float) and not np.isfinite(v) for v in flat):
+            out.append(key)
+    return out
+
+
+def _refuse_non_finite(bad: list[str]) -> None:
+    raise BuildError(f"the fit gave values that are not finite ({', '.join(bad[:5])}): these scores do not "
+                     "determine the IRT model (too few scores, or items that hardly differ between models)")
 
 
 def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progress, metadata, binarize,
@@ -471,9 +472,6 @@ def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progre
     est, anchors, irt, extra = _fit_once(pb, Y, truth_all, np.arange(n), n_dims, rng, anchors, irt=irt)
     steps.update()
     steps.close()
-    for name in pb.scen_names:
-        intercept = est.params[name]["ridge_intercept"]
-        est.params[name].update(params[name], ridge_intercept=intercept)
     report.update(
         n_models=n, n_items=N, training_models=list(models), n_folds=len(folds), n_validation_models=int(len(rows)), n_dims=int(n_dims),
         dims_scores={str(k): v for k, v in dims_scores.items()}, design=pb.design, kappa=kappa,
@@ -487,9 +485,7 @@ def _fit(pb: _Problem, n_dims, n_folds, validation_fraction, seed, kappa, progre
         "validation": {k: v for k, v in report.items() if k in ("table", "n_validation_models", "n_folds")},
         **(metadata or {}),
     }
-    est.metadata = meta
-    est._prepare()
-    return FitResult(est, anchors, irt, report)
+    return FitResult(_calibrated(est, params, meta), anchors, irt, report)
 
 
 def _calibrate(oof: dict, truth: np.ndarray, s: int, n_models: int, design: str, kappa: float,
@@ -533,142 +529,3 @@ def _calibrate(oof: dict, truth: np.ndarray, s: int, n_models: int, design: str,
         sets.append((pget, pt))
     out["interval_scale"] = model_part_scale(sets, a, out, n_models, n_anchors)
     return out
-
-
-def _mb(oof: dict, s: int, p: dict) -> np.ndarray:
-    """The model-based estimate of scenario ``s`` (out-of-fold), as the estimator mixes it."""
-    return p["pirt_weight"] * oof["pirt"][:, s] + (1 - p["pirt_weight"]) * oof["ridge"][:, s]
-
-
-def scored(oof: dict, params: dict, scen_names) -> tuple[np.ndarray, np.ndarray]:
-    """The final score (n, S) and its standard error, as the shipped estimator computes them."""
-    score, se = np.empty_like(oof["pirt"]), np.empty_like(oof["pirt"])
-    for s, name in enumerate(scen_names):
-        p = params[name]
-        if p["method"] == "composite":
-            score[:, s], se[:, s], _ = scenario_composite(
-                oof["db"][:, s], oof["se_db"][:, s], _mb(oof, s, p), p, p["interval_scale"],
-                answered=oof["answered"][:, s] if "n_anchors" in oof else None,
-                n_anchors=oof["n_anchors"][s] if "n_anchors" in oof else 0.0)
-        else:
-            score[:, s], se_gp = gp_blend(oof["irt"][:, s], oof["pirt"][:, s], oof["se_irt"][:, s],
-                                          oof["se_pirt"][:, s], p["lambda"])
-            se[:, s] = p["interval_scale"] * se_gp
-    # a full score lies in [0, 1] (the estimator clips it too)
-    return np.clip(score, 0.0, 1.0), se
-
-
-def random_baseline(Y, truth: np.ndarray, balance, scen, k: int, seed: int, draws: int = 50) -> np.ndarray:
-    """MAE per scenario of the balance-weighted mean of k random items (mean over draws).
-
-    ``Y``: a float matrix (NaN = not evaluated) or :class:`CompactScores`; only the drawn
-    items' columns are read."""
-    scen_names = list(dict.fromkeys(scen))
-    n = Y.shape[0]
-    rng = np.random.default_rng(derived_seed(seed, "random_baseline"))
-    errs = np.zeros(len(scen_names))
-    for _ in range(draws):
-        a = random_anchors(k, balance, scen, seed=int(rng.integers(2**31)))
-        for s, name in enumerate(scen_names):
-            m = np.array([scen[p] == name for p in a.positions])
-            pos = a.positions[m]
-            Yp = _rows(Y, slice(0, n), pos)
-            obs = ~np.isnan(Yp)
-            w = balance[pos] * obs
-            est = (w * np.where(obs, Yp, 0.0)).sum(1) / np.maximum(w.sum(1), 1e-12)
-            errs[s] += np.nanmean(np.abs(est - truth[:, s])) / draws
-    return errs
-
-
-def validation_report(Yv, truth, oof, params, pb: _Problem, k, seed) -> dict:
-    """MAE of random-k and of every component, Spearman and coverage of the score, per scenario."""
-    z = norm.ppf(0.975)
-    rand = random_baseline(Yv, truth, pb.balance, pb.scen, k, seed)
-    # random_baseline orders scenarios by first appearance; map to ours
-    rand_by = dict(zip(dict.fromkeys(pb.scen), rand))
-    score, se = scored(oof, params, pb.scen_names)
-    rows = []
-    for s, name in enumerate(pb.scen_names):
-        # the models evaluated on this scenario (a bundle's sources may cover different models)
-        ok = np.isfinite(truth[:, s])
-        t = truth[ok, s]
-        p = params[name]
-        gp, _ = gp_blend(oof["irt"][ok, s], oof["pirt"][ok, s], oof["se_irt"][ok, s], oof["se_pirt"][ok, s],
-                         p["lambda"])
-
-        def mae(x, t=t):
-            return float(np.nanmean(np.abs(x - t)))
-
-        rho = spearmanr(score[ok, s], t).statistic if len(t) > 2 and np.std(t) > 0 else float("nan")
-        row = {"scenario": name, "models": int(len(t)), "random": float(rand_by[name]),
-               "irt": mae(oof["irt"][ok, s]), "pirt": mae(oof["pirt"][ok, s]), "gpirt": mae(gp),
-               "db": mae(oof["db"][ok, s]), "score": mae(score[ok, s]), "spearman": float(rho),
-               "coverage": coverage(score[ok, s], z * se[ok, s], t), "ci_width": float(np.mean(2 * z * se[ok, s])),
-               "method": p["method"], "lambda": p["lambda"], "interval_scale": p["interval_scale"]}
-        if p["method"] == "composite":
-            row["mb"] = mae(_mb(oof, s, p)[ok])
-            row["pirt_weight"] = p["pirt_weight"]
-        rows.append(row)
-    return {"table": rows}
-
-
-def chosen_estimator(report: dict) -> dict:
-    """What ``score`` is and why, for ``estimator.json``: the method per scenario with its
-    out-of-fold MAE next to every component's (and random-k's)."""
-    out = {}
-    for r in report.get("table", []):
-        keys = [k for k in ("random", "irt", "pirt", "gpirt", "db", "mb", "score") if k in r]
-        out[r["scenario"]] = {
-            "method": r["method"],
-            "why": ("composite of the design-based estimate (unbiased for any model) and the model-based one, "
-                    "weighted by their errors; out-of-fold MAE below" if r["method"] == "composite"
-                    else "gp-IRT (the original method's anchors); out-of-fold MAE below"),
-            "oof_mae": {k: r[k] for k in keys}, "oof_coverage": r["coverage"],
-            "validation_models": r["models"],
-        }
-    return out
-
-
-def oof_arrays(oof, truth, params, scen_names, models) -> dict:
-    """Out-of-fold per-model estimates for plots: lists (models x scenarios), NaN as None.
-
-    ``{"scenarios", "models", "truth", "score", "ci_low", "ci_high"}``, computed as the
-    shipped estimator does.
-    """
-    score, se = scored(oof, params, scen_names)
-    half = norm.ppf(0.975) * se
-
-    def rows(a):
-        return [[None if not np.isfinite(v) else float(v) for v in r] for r in np.asarray(a, dtype=np.float64)]
-
-    return {
-        "scenarios": list(scen_names), "models": list(models), "truth": rows(truth), "score": rows(score),
-        "ci_low": rows(np.clip(score - half, 0.0, 1.0)), "ci_high": rows(np.clip(score + half, 0.0, 1.0)),
-    }
-
-
-def report_markdown(report: dict) -> str:
-    """The validation table as Markdown."""
-    folds = report.get("n_folds", 1)
-    how = f"{folds}-fold cross-fitting" if folds > 1 else "a held-out split"
-    lines = [
-        (f"Validation on {report.get('n_validation_models', '?')} training models, each estimated by "
-         f"{how}: the IRT fit and the regression never saw it (IRT dimension D = {report.get('n_dims', '?')}). "
-         "MAE of the full-score estimate (score: the estimate to read; irt, p-IRT, gp-IRT: the tinyBenchmarks "
-         "components); Spearman rank correlation and coverage of the 95% interval of the score."),
-        "",
-        "| scenario | models | random-k | irt | p-IRT | gp-IRT | score | Spearman | coverage |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for r in report["table"]:
-        score = r.get("score", r.get("gpirt"))
-        lines.append(
-            f"| {r['scenario']} | {r['models']} | {r['random']:.4f} | {r['irt']:.4f} | {r['pirt']:.4f} | "
-            f"{r['gpirt']:.4f} | {score:.4f} | {r['spearman']:.3f} | {r['coverage']:.0%} |"
-        )
-    lines.append("")
-    lines.append(
-        "The same estimates chose the blend weights and the interval scale (a few numbers per scenario), "
-        "so these numbers are slightly optimistic; random-k is the mean of 50 draws of k items."
-    )
-    return "\n".join(lines) + "\n"
