@@ -8,7 +8,7 @@ docstring. A docstring's first paragraph is shown as prose; the rest (numpydoc s
 examples) as it is written, in a text block, so that nothing of it is reformatted. A class also
 lists its public methods and properties (those the package defines, not ones inherited from
 Python's built-in types). Only the standard library's ``inspect`` is used: the output depends on
-the docstrings and signatures alone, so ``tests/test_api_docs.py`` can regenerate it and compare.
+the docstrings and signatures alone, so ``tests/project/test_api_docs.py`` can regenerate it and compare.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ HEADER = f"""# API reference
 The public API of `tinybench_builder`: every name of `tinybench_builder.__all__`, importable as
 `from tinybench_builder import NAME` (each is loaded on first use, so `import tinybench_builder` stays
 cheap). This file is generated from the docstrings by `{COMMAND}`; do not edit it by hand
-(`tests/test_api_docs.py` fails when it is stale). How the pieces fit together:
+(`tests/project/test_api_docs.py` fails when it is stale). How the pieces fit together:
 [CONCEPTS.md](CONCEPTS.md); the command line: `python -m tinybench_builder --help`.
 
 `estimator.py` and `adaptive.py` are standalone (numpy and scipy only) and are shipped inside every

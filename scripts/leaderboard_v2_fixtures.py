@@ -13,7 +13,7 @@ fork's branch ``add_leaderboard_tasks``), each task's YAML included as is with o
 replaced by a few hand-made documents (local JSON files; the texts are invented). The fork's
 ``EvaluationTracker`` writes the details files (``<model>/results_<ts>.json`` and
 ``samples_<task>_<ts>.jsonl``, docs/SOURCE_FORMATS.md section 2): their prompts (``arg_0``) are the
-fork's own rendering, byte for byte, against which tests/test_leaderboard_v2.py checks
+fork's own rendering, byte for byte, against which tests/registry/test_leaderboard_v2.py checks
 tinybench_builder.registry.prompts_v2. The per-example scores are the dummy model's (random); the tests
 replace them per simulated model.
 

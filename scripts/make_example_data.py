@@ -5,7 +5,7 @@
 
 The matrix becomes a long table (model, item int16, score int8) and both files are written with
 zstd: 28.5 KB and 148 KB instead of 695 KB and 260 KB. examples/wmdp_bio/README.md states the
-source and the licence; tests/test_fresh_clone.py checks the values against ../shared/data.
+source and the licence; tests/e2e/test_fresh_clone.py checks the values against ../shared/data.
 """
 
 from __future__ import annotations

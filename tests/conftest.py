@@ -1,9 +1,13 @@
 """Shared pytest fixtures. The helpers themselves are in ``tests/helpers/`` (see its docstring).
 
-The fast loop, ``pytest -m "not slow"``: besides the tests marked ``slow`` by hand, every test
-that uses the loopback Hub (the real clients in a fresh process), the real data (``realdata``)
-a file of :data:`SLOW_FILES` (Dask clusters, end-to-end builds and releases, benchmark scripts) or
-one of :data:`SLOW_TESTS` (measured with ``--durations``) is ``slow``.
+The tests mirror the package's stages (``tests/read/``, ``tests/model/``, ... ``tests/cli/``), with
+``tests/kernel/`` for the modules under the stages, ``tests/e2e/`` for end-to-end runs,
+``tests/benchmarks/`` for the benchmark scripts and ``tests/project/`` for the repository's own
+rules (layering, the wheel, the docs).
+
+The fast loop, ``pytest -m "not slow"``: a test is ``slow`` when its file says so
+(``pytestmark = pytest.mark.slow``) or its decorator does, and also, by what it uses, when it
+takes a fixture of the loopback Hub (the real clients in a fresh process) or is ``realdata``.
 
 Hub fixtures: the loopback Hugging Face Hub server (``helpers.hub``) and the environment for a
 client process (the real clients read HF_ENDPOINT at import time: see ``helpers.client``).
@@ -15,35 +19,13 @@ from helpers.hub import DEFAULT_TOKEN, HubServer
 
 HUB_TOKEN = DEFAULT_TOKEN
 
-#: whole files of end-to-end or cluster tests (each takes tens of seconds or more)
-SLOW_FILES = {
-    "test_hub_server.py", "test_hub_sync.py", "test_release_bundles.py", "test_ingest_dask.py",
-    "test_custom_benchmark.py", "test_readme.py", "test_core_realdata.py", "test_sources_realdata.py",
-    "test_fresh_clone.py", "test_identity.py", "test_release_races.py", "test_bench_ingest_speed.py", "test_bench.py",
-    "test_bench_scale.py",
-    "test_waits_and_paths.py",  # each test starts a command, a Dask cluster or a Hub client and waits out a bound
-}
-#: single tests of otherwise fast files that take tens of seconds (measured: pytest --durations)
-SLOW_TESTS = {
-    "test_anchors.py::test_stratified_sample_is_unbiased_for_any_scores",
-    "test_cli.py::test_the_module_entry_point",
-    "test_fitting.py::test_same_tiny_benchmark_whatever_the_blas_thread_count",
-    "test_fitting.py::test_design_based_estimate_is_unbiased_when_the_irt_model_is_wrong",
-    "test_release.py::test_push_releases_previous_changelog_idempotence_and_no_token_leak",
-    "test_release.py::test_release_script_help_and_errors_without_traceback",
-    "test_ingest_engine.py::test_hub_models_on_the_local_pool_and_a_corrupt_file_on_the_hub",
-    "test_out_of_memory.py::test_ingest_of_a_table_too_wide_for_parquet_is_one_error_line",
-    "test_long_output.py::test_the_wide_parquet_refusal_gives_the_long_table_and_its_command",
-}
 #: fixtures of the loopback Hub: a test that takes one starts the real clients in new processes
 HUB_FIXTURES = {"hub_server", "hub_env"}
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if (item.path.name in SLOW_FILES or f"{item.path.name}::{item.originalname}" in SLOW_TESTS
-                or HUB_FIXTURES & set(getattr(item, "fixturenames", ()))
-                or item.get_closest_marker("realdata") is not None):
+        if HUB_FIXTURES & set(getattr(item, "fixturenames", ())) or item.get_closest_marker("realdata") is not None:
             item.add_marker(pytest.mark.slow)
 
 

@@ -3,7 +3,7 @@
 Its log-likelihood of a continuation is a function of the request only (the context lighteval builds,
 with its own PromptManager, and the continuation): ``-5 * h(context, continuation)``, ``h`` a hash in
 [0, 1); a generation is ``#### <n>``, ``n`` from the prompt's hash. The same function as the
-deterministic lm-eval model of tests/test_harness_tasks.py, so both harnesses see the same answers
+deterministic lm-eval model of tests/dataset/test_harness_tasks.py, so both harnesses see the same answers
 to the same requests. Loaded by lighteval, never imported by the tests.
 """
 

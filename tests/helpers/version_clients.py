@@ -1,4 +1,4 @@
-"""Client-side steps of tests/test_versions.py, run in a fresh process by ``helpers.client.run_in_client``
+"""Client-side steps of tests/release/test_versions.py, run in a fresh process by ``helpers.client.run_in_client``
 (the real ``huggingface_hub`` and ``datasets`` clients read the loopback Hub's endpoint at import)."""
 
 from __future__ import annotations

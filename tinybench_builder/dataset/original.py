@@ -16,7 +16,7 @@ is refused before it runs).
 :func:`original_estimator` turns one ``bench`` into a :class:`~tinybench_builder.estimator.TinyEstimator`
 with ``design="original"``, which computes what the original ``evaluate(y, bench)`` computes
 with the same operations (``TinyEstimator`` docstring): given the same parameters, the same irt,
-p-IRT and gp-IRT, bit for bit (``tests/test_original.py`` checks it against the original's code
+p-IRT and gp-IRT, bit for bit (``tests/dataset/test_original.py`` checks it against the original's code
 path on pickles written in its layout). The single leaderboard scenarios (``--bench gsm8k``, ...)
 are, as in the original, the ``lb`` model restricted to that scenario: its 100 anchors
 (``seen_examples[100 k : 100 (k + 1)]``), its items, the ability fitted on those anchors.

@@ -35,7 +35,7 @@ CHUNK_ELEMENTS = 1 << 22
 #: all (checked on OpenBLAS's Haswell kernels, float32 and float64, the shapes used here). Kernels
 #: that send small products to other code by size (OpenBLAS's SkylakeX small-matrix kernels) can
 #: still move the last bits when the blocks change; a given matrix always gets the same blocks, so
-#: a fit stays deterministic on a machine (tests/test_compact.py checks both)
+#: a fit stays deterministic on a machine (tests/read/test_compact.py checks both)
 ROW_ALIGN = 192
 
 __all__ = ["CompactScores", "row_chunks", "read_wide_parquet", "write_wide_parquet", "CHUNK_ELEMENTS"]

@@ -78,7 +78,7 @@ MATH_HARD_SUBJECTS = ("algebra", "counting_and_prob", "geometry", "intermediate_
 GPQA_SUBSETS = ("diamond", "extended", "main")
 MUSR_SUBTASKS = ("murder_mysteries", "object_placements", "team_allocation")
 #: chance level of each BBH subtask: 1 / its number of choices (the leaderboard's lower bounds; tinyBBH.toml's
-#: ``chance`` table holds these numbers, tests/test_leaderboard_v2.py checks that they agree)
+#: ``chance`` table holds these numbers, tests/registry/test_leaderboard_v2.py checks that they agree)
 BBH_CHANCE = {s: 1.0 / len(bbh_choices(s)) for s in bbh_subtasks()}
 #: MuSR's lower bounds (the leaderboard's documentation: 2, 5 and 3 choices)
 MUSR_CHANCE = {"murder_mysteries": 1 / 2, "object_placements": 1 / 5, "team_allocation": 1 / 3}

@@ -70,7 +70,7 @@ follow the published tinyBenchmarks datasets, which rendered them with lm-evalua
 1234, MMLU ``first_n``) and, for Winogrande, the row's raw ``sentence`` after the shots
 (:func:`render_winogrande_full`; the ``test`` split has no answers). Measured against the
 published cards' ``num_bytes`` (the arrow size of a split) with the real content of
-``../shared/data`` (``tests/test_fidelity.py``): tinyGSM8k ``train`` 27,470,490 bytes and
+``../shared/data`` (``tests/dataset/test_fidelity.py``): tinyGSM8k ``train`` 27,470,490 bytes and
 tinyWinogrande ``train`` 29,034,018, both equal; tinyMMLU ``dev`` 858,525 against 858,526. The
 leaderboard's stream gave 174 bytes less (GSM8K) and 19.5 more (Winogrande) per row. The tiny
 split keeps the leaderboard's prompts (``harness_v1``): the published tiny splits' sizes agree

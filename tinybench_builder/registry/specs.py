@@ -98,7 +98,7 @@ A registered file is a spec you can copy (:func:`registered_spec_path` gives its
 give it your ``name``, delete the ``original_bench``, ``original_scenario`` and
 ``legacy_scenarios`` lines (the original tinyBenchmarks package's names, refused in your spec),
 and give each ``[harness]`` table a ``task`` of your own (or delete the line: the default is your
-benchmark's name); it then builds as the registered one does (``tests/test_registry_files.py``).
+benchmark's name); it then builds as the registered one does (``tests/registry/test_registry_files.py``).
 For one config of a registered benchmark inside a spec of yours, ``from`` (above) is shorter.
 
 :func:`load_spec_file` reads and checks your file into a
