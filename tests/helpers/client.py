@@ -39,7 +39,9 @@ def run_in_client(env: dict, func: Callable, *args: Any, timeout: float = 300, c
     """``func(*args, **kwargs)`` in a new Python with ``env``; fails the test if it raises."""
     call = json.dumps({"module": func.__module__, "name": func.__qualname__, "args": args, "kwargs": kwargs})
     # this checkout's `tinybench_builder` and the test helpers, whatever is installed
-    path = os.pathsep.join(p for p in (str(TESTS_DIR), str(REPO_ROOT), env.get("PYTHONPATH")) if p)
+    # and the folder of the function's own module (a test module sits in its stage's folder)
+    home = str(Path(sys.modules[func.__module__].__file__).resolve().parent)
+    path = os.pathsep.join(p for p in (home, str(TESTS_DIR), str(REPO_ROOT), env.get("PYTHONPATH")) if p)
     proc = subprocess.run([sys.executable, "-m", "helpers.client", call], env={**env, "PYTHONPATH": path},
                           cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
     assert proc.returncode == 0, (f"{func.__qualname__} failed in the client\nSTDOUT:\n{proc.stdout[-3000:]}\n"
