@@ -88,6 +88,12 @@ items the session asks.
   ``min_draws`` draws: a data-dependent stop, for which the fixed-T interval is asymptotically
   valid (Chow & Robbins 1965) but not exact; prefer a budget when the interval matters.
 
+Structure: :class:`AdaptiveSession` is a facade (the public API and the stopping rules) over
+small parts with one job and their own data each: ``_Pool`` (the items and their weights),
+``_Results`` (what is known: start, recorded results, skips), ``_Draws`` (the draw log),
+``_Predictor`` (the ability fit and the IRT prediction), ``_Sampler`` (the draw rule) and
+``_Estimate`` (the increments, the estimate and its variance).
+
 Determinism: the same estimator, arguments, seed and sequence of ``next_items``/``record`` calls
 (with the same results) give the same items, bit for bit (a crashed run can be replayed from
 its log).
@@ -96,7 +102,7 @@ its log).
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 from scipy.special import expit
@@ -124,6 +130,511 @@ _EPS = 1e-6
 
 __all__ = ["AdaptiveSession", "API_VERSION", "DEFAULT_MIXING", "DEFAULT_TEMPERING", "DEFAULT_PRIOR_SCALE",
            "DEFAULT_MIN_DRAWS", "DEFAULT_MAX_SKIPS", "DEFAULT_VARIANCE_PRIOR"]
+
+
+class _Options(NamedTuple):
+    """The session's scalar options, checked (:func:`_check_options`). A named tuple, not a
+    dataclass: ``dataclass`` needs the module in ``sys.modules``, and a user may import this
+    file by its path without registering it."""
+
+    budget: int | None
+    target_halfwidth: float | None
+    mixing: float
+    tempering: float
+    prior_scale: float
+    calibrate: bool
+    variance_floor: bool
+    variance_prior: float
+    min_draws: int
+    max_skips: int
+    confidence: float
+    seed: int
+
+
+def _check_options(budget, target_halfwidth, mixing, tempering, prior_scale, calibrate, variance_floor,
+                   variance_prior, min_draws, confidence, seed, max_skips) -> _Options:
+    """The scalar options of :class:`AdaptiveSession`, checked (its docstring says what each means)."""
+    budget = _check_count("budget", budget)
+    if target_halfwidth is not None:
+        if isinstance(target_halfwidth, bool) or not isinstance(target_halfwidth, (int, float)) \
+                or not math.isfinite(target_halfwidth) or not 0 < target_halfwidth < 1:
+            raise ValueError(f"target_halfwidth must be a number in (0, 1), got {target_halfwidth!r}")
+        target_halfwidth = float(target_halfwidth)
+    if budget is None and target_halfwidth is None:
+        raise ValueError("give a budget (items to ask) or a target_halfwidth (or both)")
+    if isinstance(mixing, bool) or not isinstance(mixing, (int, float)) or not 0 < mixing <= 1:
+        raise ValueError(f"mixing must be a number in (0, 1], got {mixing!r}")
+    for name, v, lo, hi in (("tempering", tempering, 0.0, 2.0), ("prior_scale", prior_scale, 1e-3, 1e3)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
+            raise ValueError(f"{name} must be a number in [{lo:g}, {hi:g}], got {v!r}")
+    min_draws = _check_count("min_draws", min_draws) or 2
+    skips = _check_count("max_skips", max_skips)
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    if isinstance(variance_prior, bool) or not isinstance(variance_prior, (int, float)) or not 0 <= variance_prior <= 1e4:
+        raise ValueError(f"variance_prior must be a number of pseudo-draws in [0, 1e4], got {variance_prior!r}")
+    return _Options(
+        budget=budget, target_halfwidth=target_halfwidth, mixing=float(mixing), tempering=float(tempering),
+        prior_scale=float(prior_scale), calibrate=bool(calibrate), variance_floor=bool(variance_floor),
+        variance_prior=float(variance_prior), min_draws=min_draws,
+        # skips after which the session stops asking: the budget, or DEFAULT_MAX_SKIPS without one
+        max_skips=skips if skips is not None else (budget if budget is not None else DEFAULT_MAX_SKIPS),
+        confidence=float(confidence), seed=int(seed))
+
+
+class _Pool:
+    """The items of the session, fixed once built: ids, IRT parameters, weights and scenarios, checked,
+    restricted to the pool (positions ``k`` of the other classes are *local*: among the pool's items).
+
+    ``cs`` is each item's weight within its scenario (summing to 1 in each), ``c = cs / S`` its
+    weight in the headline score."""
+
+    def __init__(self, item_ids, A, b, weights, scenario_index, scenario_names, offset_scale, pool) -> None:
+        self.item_ids = [str(i) for i in item_ids]
+        N = len(self.item_ids)
+        self.index = {iid: j for j, iid in enumerate(self.item_ids)}
+        if len(self.index) != N or N == 0:
+            raise ValueError("item ids must be non-empty and unique")
+        A = np.atleast_2d(np.asarray(A, dtype=np.float64))
+        b = np.asarray(b, dtype=np.float64).reshape(-1) * float(offset_scale)
+        if A.shape[0] != N or b.shape != (N,):
+            raise ValueError(f"A must be ({N}, D) and b ({N},), got {A.shape} and {b.shape}")
+        w = np.asarray(weights, dtype=np.float64).reshape(-1)
+        scen = np.asarray(scenario_index).reshape(-1).astype(np.int64)
+        self.scenarios = [str(s) for s in scenario_names]
+        S = len(self.scenarios)
+        if w.shape != (N,) or scen.shape != (N,) or not np.isfinite(w).all() or (w <= 0).any():
+            raise ValueError("weights must be N positive numbers and scenario_index N integers")
+        if S == 0 or scen.min() < 0 or scen.max() >= S:
+            raise ValueError("scenario_index out of range of scenario_names")
+        self._restrict(pool, A, b, w, scen)
+
+    def _restrict(self, pool, A, b, w, scen) -> None:
+        """The pool and its weights: ``cs`` (per scenario, sums to 1 in s) and ``c`` (the headline)."""
+        N, S = len(self.item_ids), len(self.scenarios)
+        in_pool = np.ones(N, dtype=bool)
+        if pool is not None:
+            if isinstance(pool, (str, bytes)):
+                raise ValueError("pool must be a sequence of item ids")
+            in_pool[:] = False
+            in_pool[[self.position(p, "pool") for p in pool]] = True
+        mass = np.bincount(scen[in_pool], weights=w[in_pool], minlength=S)
+        empty = [self.scenarios[s] for s in range(S) if mass[s] <= 0]
+        if empty:
+            raise ValueError(f"the pool has no item of scenario(s) {', '.join(empty)}")
+        self.pos = np.flatnonzero(in_pool)  # pool positions among the N items
+        self.size = n = self.pos.size
+        self.local = {self.item_ids[j]: k for k, j in enumerate(self.pos)}
+        self.A, self.b = A[self.pos], b[self.pos]
+        self.scen = scen[self.pos]
+        self.cs = w[self.pos] / mass[self.scen]  # weight within its scenario
+        self.c = self.cs / S  # weight in the headline score
+        self.AA = np.einsum("jd,je->jde", self.A, self.A).reshape(n, -1)  # a a' of each item, for the logit's spread
+
+    def item(self, k: int) -> str:
+        """The id of the pool item at local position ``k``."""
+        return self.item_ids[self.pos[k]]
+
+    def position(self, key: Any, where: str) -> int:
+        """Position of item ``key`` among all N items (ValueError naming ``where`` if unknown)."""
+        j = self.index.get(str(key))
+        if j is None:
+            raise ValueError(f"{where}: unknown item id {key!r}")
+        return j
+
+    def local_position(self, key: Any, where: str) -> int:
+        """Local position of item ``key`` (ValueError if unknown or outside the pool)."""
+        k = self.local.get(str(key))
+        if k is None:
+            self.position(key, where)
+            raise ValueError(f"{where}: item {key!r} is not in this session's pool")
+        return k
+
+
+class _Draws:
+    """The draws in order, with what the estimate needs of each, fixed at its draw (arrays grown
+    as needed): its item, its probability, its item's prediction and raw logit, the predicted
+    total of the items not asked before it, and its variance under the model."""
+
+    _ARRAYS = ("dk", "dq", "dfd", "dz", "dF", "dV")
+
+    def __init__(self, cap: int, S: int) -> None:
+        self.T = 0  # draws so far
+        self.dk = np.zeros(cap, dtype=np.int64)  # local position of each draw
+        self.dq = np.zeros(cap)  # probability of each draw
+        self.dfd = np.zeros(cap)  # prediction of the drawn item at its draw
+        self.dz = np.zeros(cap)  # its IRT logit before any recalibration
+        self.dF = np.zeros((cap, S))  # sum over the items not asked before the draw of c_s f, per scenario
+        self.dV = np.zeros((cap, S + 1))  # the draw's variance under the model (per scenario, headline)
+
+    @property
+    def drawn(self) -> np.ndarray:
+        """Local positions of the draws, in draw order."""
+        return self.dk[:self.T]
+
+    def grow(self, size: int) -> None:
+        """Room for ``size`` draws."""
+        if size <= self.dk.size:
+            return
+        cap = max(size, 2 * self.dk.size)
+        for name in self._ARRAYS:
+            old = getattr(self, name)
+            new = np.zeros((cap, *old.shape[1:]), dtype=old.dtype)
+            new[:old.shape[0]] = old
+            setattr(self, name, new)
+
+    def add(self, k: int, q: float, fd: float, z: float, F: np.ndarray, V: np.ndarray) -> None:
+        """Append a draw (after :meth:`grow`); ``F`` and ``V`` are copied."""
+        d = self.T
+        self.dk[d], self.dq[d], self.dfd[d] = k, q, fd
+        self.dz[d] = z
+        self.dF[d] = F
+        self.dV[d] = V
+        self.T += 1
+
+
+class _Results:
+    """What is known of the model: the start results (never asked) and the recorded draws, with a
+    result or skipped (recorded without one)."""
+
+    def __init__(self, pool: _Pool, start: Mapping[str, Any] | None) -> None:
+        n, S = pool.size, len(pool.scenarios)
+        self.y = np.full(n, np.nan)  # results known (NaN: not known, or no result: see skipped)
+        self.skipped = np.zeros(n, dtype=bool)  # asked, recorded without a result
+        self.n_skipped = 0
+        self.n_recorded = 0  # draws recorded: with a result or skipped
+        self.start = np.zeros(n, dtype=bool)
+        # results already in hand: known from the outset, never asked (NaN/None entries are ignored)
+        if start:
+            if not isinstance(start, Mapping):
+                raise ValueError("start must map item ids to scores")
+            for key, val in start.items():
+                k = pool.local_position(key, "start")
+                self.y[k] = _score(val, str(key))
+            self.start = ~np.isnan(self.y)
+        self.start_idx = np.flatnonzero(self.start)
+        self.known_start = np.bincount(pool.scen, weights=np.where(self.start, pool.cs * np.nan_to_num(self.y), 0.0),
+                                       minlength=S)
+
+    def n_answered(self) -> int:
+        """Results known: start + recorded (skips excluded)."""
+        return self.start_idx.size + self.n_recorded - self.n_skipped
+
+    def known_positions(self, drawn: np.ndarray) -> np.ndarray:
+        """Local positions of every known result (start + recorded) given the draws ``drawn``."""
+        return np.concatenate([self.start_idx, drawn[~np.isnan(self.y[drawn])]])
+
+    def pending(self, drawn: np.ndarray) -> np.ndarray:
+        """Local positions of the draws not recorded yet, in draw order."""
+        return drawn[np.isnan(self.y[drawn]) & ~self.skipped[drawn]]
+
+    def check(self, results: Mapping[str, Any], pool: _Pool, drawn: np.ndarray) -> dict[int, float]:
+        """``{local position: score (NaN: no result)}`` of ``results``, refused unless every item
+        was drawn and none contradicts what was recorded before (:meth:`AdaptiveSession.record`)."""
+        parsed = {}
+        was_drawn = set(drawn.tolist())
+        for key, val in results.items():
+            k = pool.local_position(key, "record")
+            y = _score(val, str(key))
+            if k not in was_drawn:
+                raise ValueError(f"item {key!r} was not asked by this session"
+                                 + (" (it is a start result)" if self.start[k] else "")
+                                 + ": record only the items next_items returned")
+            if self.skipped[k] and not math.isnan(y):
+                raise ValueError(f"item {key!r} was already recorded without a result (skipped), now {y!r}")
+            if not np.isnan(self.y[k]) and self.y[k] != y:
+                now = "no result" if math.isnan(y) else repr(y)
+                raise ValueError(f"item {key!r} was already recorded with score {float(self.y[k])!r}, now {now}")
+            parsed[k] = y
+        return parsed
+
+    def add(self, parsed: Mapping[int, float]) -> None:
+        """Record checked results (:meth:`check`); recording an item again is a no-op."""
+        for k, y in parsed.items():
+            if np.isnan(self.y[k]) and not self.skipped[k]:
+                self.n_recorded += 1
+                if math.isnan(y):
+                    self.skipped[k] = True
+                    self.n_skipped += 1
+            if not math.isnan(y):
+                self.y[k] = y
+
+
+class _Predictor:
+    """The IRT predictor: the model's ability fitted by MAP on every known result (the ability
+    prior scaled by ``prior_scale``), every pool item's posterior-averaged probability ``f``, and
+    what the draws and the estimate need of it (the draw weights ``h``, ``cs f`` and its sums).
+    It refits only when the number of known results changed, from the previous fit."""
+
+    def __init__(self, pool: _Pool, prior_mean, prior_cov, *, prior_scale: float, tempering: float,
+                 calibrate: bool) -> None:
+        self._pool = pool
+        self.tempering, self.calibrate = tempering, calibrate
+        D = pool.A.shape[1]
+        self._mean = np.asarray(prior_mean, dtype=np.float64).reshape(-1)
+        cov = np.atleast_2d(np.asarray(prior_cov, dtype=np.float64)) * prior_scale
+        if self._mean.shape != (D,) or cov.shape != (D, D):
+            raise ValueError("prior mean/cov do not match the IRT dimension")
+        self._prec = np.linalg.inv(cov)
+        self.theta = self._mean.copy()  # the starting point of every fit: the previous one
+        self.cov = cov.copy()
+        self._n_fit = -1  # results the current prediction was fitted on
+        self.f: np.ndarray | None = None  # the current prediction (refitted when results come)
+        # of the current prediction: the raw logits (before recalibration), the draw weights h, cs f, its sum per scenario
+        self.zraw: np.ndarray = np.zeros(0)
+        self.hbase: np.ndarray = np.zeros(0)
+        self.cf: np.ndarray = np.zeros(0)
+        self.Fall: np.ndarray = np.zeros(0)
+
+    def update(self, results: _Results, draws: _Draws) -> np.ndarray:
+        """Posterior-averaged IRT probability of every pool item, refitted on every known result."""
+        n_known = results.n_answered()
+        if self.f is None or n_known != self._n_fit:
+            pool = self._pool
+            idx = results.known_positions(draws.drawn)
+            self.theta, self.cov, z = self._fit_logits(idx, results.y[idx], self.theta)
+            self.zraw = z
+            if self.calibrate:
+                z = self._calibrated(z, results, draws)
+            f = expit(z)
+            spread = np.clip(f * (1.0 - f), _EPS, None)
+            spread = np.sqrt(spread) if self.tempering == 1.0 else spread ** (self.tempering / 2.0)
+            self.f, self.hbase, self.cf = f, pool.c * spread, pool.cs * f
+            self.Fall = np.bincount(pool.scen, weights=self.cf, minlength=len(pool.scenarios))
+            self._n_fit = n_known
+        assert self.f is not None
+        return self.f
+
+    def _fit_logits(self, idx: np.ndarray, y: np.ndarray, theta0: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(theta, cov, z)``: the MAP ability on the known results ``y`` of items ``idx`` and every
+        pool item's posterior-averaged IRT logit."""
+        pool = self._pool
+        theta, cov = _map_ability(pool.A[idx], pool.b[idx], y, self._mean, self._prec, theta0)
+        m = pool.A @ theta - pool.b
+        s2 = pool.AA @ cov.reshape(-1)
+        return theta, cov, m / np.sqrt(1.0 + np.pi / 8.0 * s2)
+
+    @staticmethod
+    def _calibrated(z: np.ndarray, results: _Results, draws: _Draws) -> np.ndarray:
+        """``alpha + beta z``: the logits recalibrated on the draws recorded so far, each against the
+        raw logit it had at its draw (out-of-sample for the ability fit), MAP with priors
+        alpha ~ N(0, 1), beta ~ N(1, 0.5^2); unchanged before 20 recorded draws."""
+        T = draws.T
+        k = draws.drawn
+        ok = ~np.isnan(results.y[k])
+        if ok.sum() < 20:
+            return z
+        x, y = draws.dz[:T][ok], results.y[k][ok]
+        X = np.column_stack([np.ones_like(x), x])
+        w = np.array([0.0, 1.0])
+        prior_prec, prior_mean = np.diag([1.0, 4.0]), np.array([0.0, 1.0])
+        for _ in range(20):
+            p = expit(X @ w)
+            grad = X.T @ (p - y) + prior_prec @ (w - prior_mean)
+            H = (X * (p * (1 - p))[:, None]).T @ X + prior_prec
+            step = np.linalg.solve(H, grad)
+            w = w - step
+            if np.abs(step).max() < 1e-8:
+                break
+        return w[0] + w[1] * z
+
+    def predicted_scores(self, results: _Results, draws: _Draws) -> np.ndarray:
+        """(S,): known results plus predictions of the other items (the IRT model's estimate)."""
+        self.update(results, draws)
+        pool = self._pool
+        S = len(pool.scenarios)
+        k = results.known_positions(draws.drawn)
+        pred = self.Fall + np.bincount(pool.scen[k], weights=pool.cs[k] * results.y[k] - self.cf[k], minlength=S)
+        if not results.n_skipped:
+            return pred
+        sk = np.flatnonzero(results.skipped)  # the score over the items with a result: skipped ones leave it
+        num = pred - np.bincount(pool.scen[sk], weights=self.cf[sk], minlength=S)
+        den = 1.0 - np.bincount(pool.scen[sk], weights=pool.cs[sk], minlength=S)
+        return np.where(den > 1e-12, num / np.where(den > 1e-12, den, 1.0), np.nan)
+
+
+class _Sampler:
+    """The sampling design: items drawn one after another without replacement from
+    ``q = (1 - tau) h / H + tau c / C`` over the items not asked yet (module docstring), from the
+    seed's random stream; each draw is logged in :class:`_Draws` with its probability."""
+
+    def __init__(self, mixing: float, seed: int) -> None:
+        self.mixing = mixing
+        self._rng = np.random.default_rng(seed)
+
+    def draw(self, n: int, pool: _Pool, predictor: _Predictor, asked: np.ndarray, draws: _Draws) -> list[int]:
+        """Draw up to ``n`` items (local positions) from the current prediction ``predictor.f``, none of
+        ``asked``, and log them."""
+        f = predictor.f
+        assert f is not None
+        tau = self.mixing
+        n_avail = f.size - asked.size
+        # the two components of q over the items not asked yet: h (the predicted residual spread)
+        # and c (the weights, the floor); q = (1 - tau) h / H + tau c / C, renormalised after each
+        # draw by drawing a component, then an item of it, and redrawing items taken in this batch
+        h, c = predictor.hbase.copy(), pool.c.copy()
+        h[asked] = 0.0
+        c[asked] = 0.0
+        cum_h, cum_c = np.cumsum(h), np.cumsum(c)
+        H, C = float(cum_h[-1]), float(cum_c[-1])
+        F = predictor.Fall - np.bincount(pool.scen[asked], weights=predictor.cf[asked], minlength=len(pool.scenarios))
+        # the variance of one draw if the predictions were right (y_j ~ Bernoulli(f_j)):
+        # sum c^2 f (1 - f) (1 / q - 1) over the items not asked, per scenario and for the headline
+        q0 = (1 - tau) * h / H + tau * c / C
+        with np.errstate(divide="ignore", invalid="ignore"):
+            g = np.where(q0 > 0, f * (1 - f) * (1.0 / q0 - 1.0), 0.0)
+        Vd = np.append(np.bincount(pool.scen, weights=pool.cs**2 * g, minlength=len(pool.scenarios)),
+                       float((pool.c**2 * g).sum()))
+        draws.grow(draws.T + n)
+        out: list[int] = []
+        taken: set[int] = set()
+        for _ in range(n):
+            if len(taken) >= n_avail:
+                break
+            k = self._one(cum_h, cum_c, H, C, h, c, taken)
+            draws.add(k, (1 - tau) * h[k] / H + tau * c[k] / C, f[k], predictor.zraw[k], F, Vd)
+            F[pool.scen[k]] -= pool.cs[k] * f[k]
+            H -= h[k]
+            C -= c[k]
+            taken.add(k)
+            out.append(k)
+        return out
+
+    def _one(self, cum_h, cum_c, H, C, h, c, taken) -> int:
+        """One item from q = (1 - tau) h / H + tau c / C over the items not taken (H, C: their masses)."""
+        for _ in range(64):
+            use_h = H > 0 and self._rng.random() >= self.mixing
+            cum, w = (cum_h, h) if use_h else (cum_c, c)
+            k = int(np.searchsorted(cum, self._rng.random() * cum[-1], side="right"))
+            if k < w.size and w[k] > 0 and k not in taken:
+                return k
+        # many redraws (the batch took most of the remaining mass): draw from the masses left
+        left = np.ones(h.size, dtype=bool)
+        left[list(taken)] = False
+        use_h = H > 0 and self._rng.random() >= self.mixing
+        w = np.where(left, h if use_h else c, 0.0)
+        cum = np.cumsum(w)
+        k = int(np.searchsorted(cum, self._rng.random() * cum[-1], side="right"))
+        return min(k, int(np.flatnonzero(w > 0)[-1]))
+
+
+class _Estimate:
+    """The estimate and its variance from the recorded prefix of the draws: the increments (cached
+    by the number of recorded draws), each scenario's and the headline's ``(score, se)``, and the
+    interval's t quantile (module docstring, *Estimate*, *Interval* and *Skips*)."""
+
+    def __init__(self, pool: _Pool, results: _Results, draws: _Draws, *, variance_prior: float,
+                 variance_floor: bool, confidence: float) -> None:
+        self._pool, self._results, self._draws = pool, results, draws
+        self.variance_prior, self.variance_floor, self.confidence = variance_prior, variance_floor, confidence
+        self._cache: tuple | None = None  # (n recorded, increments)
+
+    def increments(self) -> tuple[np.ndarray, int]:
+        """The increments (T, S) of the recorded prefix of the draws (module docstring); cached."""
+        pool, res, dr = self._pool, self._results, self._draws
+        S = len(pool.scenarios)
+        if self._cache is not None and self._cache[0] == res.n_recorded:
+            return self._cache[1], self._cache[1].shape[0]
+        k = dr.drawn
+        y = res.y[k]
+        missing = np.flatnonzero(np.isnan(y) & ~res.skipped[k])
+        T = int(missing[0]) if missing.size else k.size
+        k, y = k[:T], y[:T]
+        if res.skipped[k].any():
+            phi = self._ratio_increments(k, y)
+            self._cache = (res.n_recorded, phi)
+            return phi, T
+        sc = pool.scen[k]
+        rows = np.arange(T)
+        contrib = np.zeros((T, S))
+        contrib[rows, sc] = pool.cs[k] * y  # c_s y of each draw, in its scenario
+        known = res.known_start + np.cumsum(contrib, 0) - contrib  # known before draw d
+        phi = known + dr.dF[:T]
+        phi[rows, sc] += pool.cs[k] * (y - dr.dfd[:T]) / dr.dq[:T]
+        self._cache = (res.n_recorded, phi)
+        return phi, T
+
+    def _ratio_increments(self, k: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Increments (T, S) when some draws were skipped: the score over the items with a result
+        is a ratio of two totals, ``sum c y [has a result]`` and ``sum c [has a result]``, each
+        estimated by its own martingale (module docstring, *Skips*); the returned rows are the
+        ratio plus each draw's linearised increment (their mean is the ratio, their spread its
+        delta-method variance)."""
+        pool, res, dr = self._pool, self._results, self._draws
+        T, S = k.size, len(pool.scenarios)
+        rows, sc, cs, q = np.arange(T), pool.scen[k], pool.cs[k], dr.dq[:T]
+        has = (~res.skipped[k]).astype(np.float64)
+        yv = np.where(has > 0, y, 0.0)
+        # r: the predicted chance that an item not asked yet has a result, from the draws before
+        # (the answered share, one answered draw as prior): known before the draw, as f is
+        r = (1.0 + np.cumsum(has) - has) / (1.0 + rows)
+        num, den, asked = np.zeros((T, S)), np.zeros((T, S)), np.zeros((T, S))
+        num[rows, sc], den[rows, sc], asked[rows, sc] = cs * yv, cs * has, cs
+        start_mass = np.bincount(pool.scen, weights=np.where(res.start, pool.cs, 0.0), minlength=S)
+        unasked = 1.0 - start_mass - (np.cumsum(asked, 0) - asked)  # weight of the items not asked before d
+        N = res.known_start + np.cumsum(num, 0) - num + r[:, None] * dr.dF[:T]
+        Dn = start_mass + np.cumsum(den, 0) - den + r[:, None] * unasked
+        N[rows, sc] += cs * (yv - r * dr.dfd[:T]) / q
+        Dn[rows, sc] += cs * (has - r) / q
+        n_bar, d_bar = N.mean(0), Dn.mean(0)
+        answered = np.bincount(pool.scen[res.known_positions(dr.drawn)], minlength=S) > 0
+        ok = answered & (d_bar > 0)
+        theta = np.where(ok, n_bar / np.where(ok, d_bar, 1.0), np.nan)
+        return theta + (N - theta * Dn) / np.where(ok, d_bar, 1.0)
+
+    def estimates(self, predicted_scores: Callable[[], np.ndarray]
+                  ) -> tuple[list[tuple[float, float]], tuple[float, float], int]:
+        """``(per-scenario (score, se), headline (score, se), T)`` from the recorded prefix
+        (``predicted_scores``: the IRT model's, used before any draw is recorded)."""
+        pool, res, dV = self._pool, self._results, self._draws.dV
+        phi, T = self.increments()  # (T, S)
+        S = len(pool.scenarios)
+        n_answered = res.n_answered()
+        nan = float("nan")
+        if n_answered + res.n_skipped == res.y.size:  # every item of the pool is known or skipped: exact
+            if res.n_skipped:  # the score over the items with a result
+                ok = ~np.isnan(res.y)
+                mass = np.bincount(pool.scen[ok], weights=pool.cs[ok], minlength=S)
+                tot = np.bincount(pool.scen[ok], weights=pool.cs[ok] * res.y[ok], minlength=S)
+                exact = np.where(mass > 0, tot / np.where(mass > 0, mass, 1.0), nan)
+            else:
+                exact = np.array([(pool.cs * np.where(pool.scen == s, res.y, 0.0)).sum() for s in range(S)])
+            se_exact = [0.0 if math.isfinite(v) else nan for v in exact]
+            return ([(float(exact[s]), se_exact[s]) for s in range(S)],
+                    (float(exact.mean()), 0.0 if math.isfinite(exact.mean()) else nan), T)
+        if n_answered == 0 and res.n_skipped:  # nothing answered: no estimate (the note says why)
+            return [(nan, nan)] * S, (nan, nan), T
+        if T == 0:
+            pred = predicted_scores()
+            return [(float(pred[s]), nan) for s in range(S)], (float(pred.mean()), nan), T
+        est = phi.mean(0)
+        se = phi.std(0, ddof=1) / math.sqrt(T) if T > 1 else np.full(S, np.nan)
+        head_phi = phi.mean(1)
+        head_se = self.head_se(head_phi, T) if T > 1 else nan
+        if self.variance_prior > 0 and T > 1:  # shrunk towards the model's per-draw variance (nu pseudo-draws)
+            nu, model = self.variance_prior, dV[:T].mean(0)
+            se = np.sqrt((nu * model[:S] + (T - 1) * phi.var(0, ddof=1)) / (nu + T - 1) / T)
+        if self.variance_floor and T > 1:  # never below what the model expects (a floor only widens)
+            floor = np.sqrt(dV[:T].sum(0)) / T
+            se = np.maximum(se, floor[:S])
+            head_se = max(head_se, float(floor[S]))
+        return [(float(est[s]), float(se[s])) for s in range(S)], (float(head_phi.mean()), head_se), T
+
+    def head_se(self, head_phi: np.ndarray, T: int) -> float:
+        """The headline's standard error from its T increments (with the variance prior, if any)."""
+        emp = float(head_phi.var(ddof=1))
+        if self.variance_prior > 0:
+            nu = self.variance_prior
+            emp = (nu * float(self._draws.dV[:T, -1].mean()) + (T - 1) * emp) / (nu + T - 1)
+        return math.sqrt(emp / T)
+
+    def quantile(self, T: int) -> float:
+        """Student's t quantile of the interval for T increments (NaN below 2)."""
+        if T < 2:
+            return float("nan")
+        return _t_quantile(0.5 + self.confidence / 2, T - 1 + self.variance_prior)
 
 
 class AdaptiveSession:
@@ -214,137 +725,26 @@ class AdaptiveSession:
         offset_scale: float = 1.0,
         max_skips: int | None = None,
     ) -> None:
-        self._check_options(budget, target_halfwidth, mixing, tempering, prior_scale, calibrate, variance_floor,
-                            min_draws, confidence, seed, max_skips)
-        if isinstance(variance_prior, bool) or not isinstance(variance_prior, (int, float)) or not 0 <= variance_prior <= 1e4:
-            raise ValueError(f"variance_prior must be a number of pseudo-draws in [0, 1e4], got {variance_prior!r}")
-        self.variance_prior = float(variance_prior)
-        A, b, w, scen = self._check_items(item_ids, A, b, weights, scenario_index, scenario_names, offset_scale)
-        self._set_pool(pool, A, b, w, scen)
-        self._set_prior(prior_mean, prior_cov)
-        self._init_state()
-        self._set_start(start)
-
-    def _check_options(self, budget, target_halfwidth, mixing, tempering, prior_scale, calibrate, variance_floor,
-                       min_draws, confidence, seed, max_skips) -> None:
-        """Check and store the scalar options (and start the seed's random stream)."""
-        self.budget = _check_count("budget", budget)
-        if target_halfwidth is not None:
-            if isinstance(target_halfwidth, bool) or not isinstance(target_halfwidth, (int, float)) \
-                    or not math.isfinite(target_halfwidth) or not 0 < target_halfwidth < 1:
-                raise ValueError(f"target_halfwidth must be a number in (0, 1), got {target_halfwidth!r}")
-            target_halfwidth = float(target_halfwidth)
-        self.target_halfwidth = target_halfwidth
-        if self.budget is None and target_halfwidth is None:
-            raise ValueError("give a budget (items to ask) or a target_halfwidth (or both)")
-        if isinstance(mixing, bool) or not isinstance(mixing, (int, float)) or not 0 < mixing <= 1:
-            raise ValueError(f"mixing must be a number in (0, 1], got {mixing!r}")
-        self.mixing = float(mixing)
-        for name, v, lo, hi in (("tempering", tempering, 0.0, 2.0), ("prior_scale", prior_scale, 1e-3, 1e3)):
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
-                raise ValueError(f"{name} must be a number in [{lo:g}, {hi:g}], got {v!r}")
-        self.tempering, self.prior_scale = float(tempering), float(prior_scale)
-        self.calibrate = bool(calibrate)
-        self.variance_floor = bool(variance_floor)
-        self.min_draws = _check_count("min_draws", min_draws) or 2
-        skips = _check_count("max_skips", max_skips)
+        o = _check_options(budget, target_halfwidth, mixing, tempering, prior_scale, calibrate, variance_floor,
+                           variance_prior, min_draws, confidence, seed, max_skips)
+        # the options, as public attributes (read them; the parts below hold their own copies)
+        self.budget, self.target_halfwidth, self.seed = o.budget, o.target_halfwidth, o.seed
+        self.mixing, self.tempering, self.prior_scale = o.mixing, o.tempering, o.prior_scale
+        self.calibrate, self.variance_floor, self.variance_prior = o.calibrate, o.variance_floor, o.variance_prior
+        self.min_draws, self.confidence = o.min_draws, o.confidence
         #: skips after which the session stops asking (the budget, or DEFAULT_MAX_SKIPS without one)
-        self.max_skips = skips if skips is not None else (self.budget if self.budget is not None else DEFAULT_MAX_SKIPS)
-        if not 0 < confidence < 1:
-            raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
-        self.confidence = float(confidence)
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-        self.seed = int(seed)
-        self._rng = np.random.default_rng(self.seed)
-
-    def _check_items(self, item_ids, A, b, weights, scenario_index, scenario_names, offset_scale):
-        """The item ids, IRT parameters, weights and scenarios, checked: ``(A, b, w, scen)`` as arrays."""
-        self.item_ids = [str(i) for i in item_ids]
-        N = len(self.item_ids)
-        self._index = {iid: j for j, iid in enumerate(self.item_ids)}
-        if len(self._index) != N or N == 0:
-            raise ValueError("item ids must be non-empty and unique")
-        A = np.atleast_2d(np.asarray(A, dtype=np.float64))
-        b = np.asarray(b, dtype=np.float64).reshape(-1) * float(offset_scale)
-        if A.shape[0] != N or b.shape != (N,):
-            raise ValueError(f"A must be ({N}, D) and b ({N},), got {A.shape} and {b.shape}")
-        w = np.asarray(weights, dtype=np.float64).reshape(-1)
-        scen = np.asarray(scenario_index).reshape(-1).astype(np.int64)
-        self.scenarios = [str(s) for s in scenario_names]
-        S = len(self.scenarios)
-        if w.shape != (N,) or scen.shape != (N,) or not np.isfinite(w).all() or (w <= 0).any():
-            raise ValueError("weights must be N positive numbers and scenario_index N integers")
-        if S == 0 or scen.min() < 0 or scen.max() >= S:
-            raise ValueError("scenario_index out of range of scenario_names")
-        return A, b, w, scen
-
-    def _set_pool(self, pool, A, b, w, scen) -> None:
-        """The pool and its weights: ``c_s`` (per scenario, sums to 1 in s) and ``c`` (the headline)."""
-        N, S = len(self.item_ids), len(self.scenarios)
-        in_pool = np.ones(N, dtype=bool)
-        if pool is not None:
-            if isinstance(pool, (str, bytes)):
-                raise ValueError("pool must be a sequence of item ids")
-            in_pool[:] = False
-            in_pool[[self._position(p, "pool") for p in pool]] = True
-        mass = np.bincount(scen[in_pool], weights=w[in_pool], minlength=S)
-        empty = [self.scenarios[s] for s in range(S) if mass[s] <= 0]
-        if empty:
-            raise ValueError(f"the pool has no item of scenario(s) {', '.join(empty)}")
-        self._pos = np.flatnonzero(in_pool)  # pool positions among the N items
-        n = self._pos.size
-        self._local = {self.item_ids[j]: k for k, j in enumerate(self._pos)}
-        self._A, self._b = A[self._pos], b[self._pos]
-        self._scen = scen[self._pos]
-        self._cs = w[self._pos] / mass[self._scen]  # weight within its scenario
-        self._c = self._cs / S  # weight in the headline score
-        self._AA = np.einsum("jd,je->jde", self._A, self._A).reshape(n, -1)
-
-    def _set_prior(self, prior_mean, prior_cov) -> None:
-        """The ability prior (scaled by ``prior_scale``): the starting point of every fit."""
-        D = self._A.shape[1]
-        self._mean = np.asarray(prior_mean, dtype=np.float64).reshape(-1)
-        cov = np.atleast_2d(np.asarray(prior_cov, dtype=np.float64)) * self.prior_scale
-        if self._mean.shape != (D,) or cov.shape != (D, D):
-            raise ValueError("prior mean/cov do not match the IRT dimension")
-        self._prec = np.linalg.inv(cov)
-        self._theta = self._mean.copy()
-        self._cov = cov.copy()
-
-    def _init_state(self) -> None:
-        """State: known results (start + recorded), skips, the draws in order (arrays grown as needed)."""
-        n, S = self._pos.size, len(self.scenarios)
-        self._y = np.full(n, np.nan)  # results known (NaN: not known, or no result: see _skipped)
-        self._skipped = np.zeros(n, dtype=bool)  # asked, recorded without a result
-        self._n_skipped = 0
-        self._start = np.zeros(n, dtype=bool)
-        self._n_fit = -1  # results the current prediction was fitted on
-        self._f: np.ndarray | None = None  # the current prediction (refitted when results come)
-        self._T = 0  # draws so far
-        cap = min(n, self.budget) if self.budget is not None else min(n, 1024)
-        self._dk = np.zeros(cap, dtype=np.int64)  # local position of each draw
-        self._dq = np.zeros(cap)  # probability of each draw
-        self._dfd = np.zeros(cap)  # prediction of the drawn item at its draw
-        self._dz = np.zeros(cap)  # its IRT logit before any recalibration
-        self._dF = np.zeros((cap, S))  # sum over the items not asked before the draw of c_s f, per scenario
-        self._dV = np.zeros((cap, S + 1))  # the draw's variance under the model (per scenario, headline)
-        self._cache: tuple | None = None  # (n recorded, increments)
-        self._stopped = False
-        self._n_recorded = 0  # draws recorded: with a result or skipped
-
-    def _set_start(self, start) -> None:
-        """Results already in hand: known from the outset, never asked (NaN/None entries are ignored)."""
-        if start:
-            if not isinstance(start, Mapping):
-                raise ValueError("start must map item ids to scores")
-            for key, val in start.items():
-                k = self._local_position(key, "start")
-                self._y[k] = _score(val, str(key))
-            self._start = ~np.isnan(self._y)
-        self._start_idx = np.flatnonzero(self._start)
-        self._known_start = np.bincount(self._scen, weights=np.where(self._start, self._cs * np.nan_to_num(self._y), 0.0),
-                                        minlength=len(self.scenarios))
+        self.max_skips = o.max_skips
+        self._pool = _Pool(item_ids, A, b, weights, scenario_index, scenario_names, offset_scale, pool)
+        self.item_ids, self.scenarios = self._pool.item_ids, self._pool.scenarios
+        self._predictor = _Predictor(self._pool, prior_mean, prior_cov, prior_scale=o.prior_scale,
+                                     tempering=o.tempering, calibrate=o.calibrate)
+        n = self._pool.size
+        self._draws = _Draws(min(n, o.budget) if o.budget is not None else min(n, 1024), len(self.scenarios))
+        self._results = _Results(self._pool, start)
+        self._sampler = _Sampler(o.mixing, o.seed)
+        self._estimate = _Estimate(self._pool, self._results, self._draws, variance_prior=o.variance_prior,
+                                   variance_floor=o.variance_floor, confidence=o.confidence)
+        self._stopped = False  # the target half-width was reached
 
     # ----------------------------------------------------------------- construction
     @classmethod
@@ -358,18 +758,17 @@ class AdaptiveSession:
     @property
     def n_drawn(self) -> int:
         """Items asked so far (recorded or pending)."""
-        return self._T
+        return self._draws.T
 
     @property
     def pending(self) -> list[str]:
         """Items asked whose result (or skip) is not recorded yet, in draw order."""
-        k = self._dk[:self._T]
-        return [self.item_ids[self._pos[j]] for j in k[np.isnan(self._y[k]) & ~self._skipped[k]]]
+        return [self._pool.item(k) for k in self._results.pending(self._draws.drawn)]
 
     @property
     def n_skipped(self) -> int:
         """Asked items recorded without a result (:meth:`skip`, or ``None`` in :meth:`record`)."""
-        return self._n_skipped
+        return self._results.n_skipped
 
     @property
     def done(self) -> bool:
@@ -377,7 +776,7 @@ class AdaptiveSession:
         skipped): the budget is spent, the target half-width is reached, every item of the pool
         is known or skipped, or ``max_skips`` items were skipped. Every answer pattern gets here:
         each draw takes an item out of the pool, and a skip is never asked again."""
-        return self._remaining() == 0 and self._n_recorded == self._T
+        return self._remaining() == 0 and self._results.n_recorded == self._draws.T
 
     def next_items(self, n: int = 1) -> list[str]:
         """Draw up to ``n`` items to evaluate next (fewer when the budget or the pool runs out;
@@ -389,71 +788,9 @@ class AdaptiveSession:
         n = min(count, self._remaining())
         if n == 0:
             return []
-        f = self._prediction()
-        asked = self._asked_positions()
-        n_avail = f.size - asked.size
-        # the two components of q over the items not asked yet: h (the predicted residual spread)
-        # and c (the weights, the floor); q = (1 - tau) h / H + tau c / C, renormalised after each
-        # draw by drawing a component, then an item of it, and redrawing items taken in this batch
-        h, c = self._hbase.copy(), self._c.copy()
-        h[asked] = 0.0
-        c[asked] = 0.0
-        cum_h, cum_c = np.cumsum(h), np.cumsum(c)
-        H, C = float(cum_h[-1]), float(cum_c[-1])
-        F = self._Fall - np.bincount(self._scen[asked], weights=self._cf[asked], minlength=len(self.scenarios))
-        # the variance of one draw if the predictions were right (y_j ~ Bernoulli(f_j)):
-        # sum c^2 f (1 - f) (1 / q - 1) over the items not asked, per scenario and for the headline
-        q0 = (1 - self.mixing) * h / H + self.mixing * c / C
-        with np.errstate(divide="ignore", invalid="ignore"):
-            g = np.where(q0 > 0, f * (1 - f) * (1.0 / q0 - 1.0), 0.0)
-        Vd = np.append(np.bincount(self._scen, weights=self._cs**2 * g, minlength=len(self.scenarios)),
-                       float((self._c**2 * g).sum()))
-        self._grow(self._T + n)
-        out = []
-        taken: set[int] = set()
-        for _ in range(n):
-            if len(taken) >= n_avail:
-                break
-            k = self._draw(cum_h, cum_c, H, C, h, c, taken)
-            d = self._T
-            self._dk[d], self._dq[d], self._dfd[d] = k, (1 - self.mixing) * h[k] / H + self.mixing * c[k] / C, f[k]
-            self._dz[d] = self._zraw[k]
-            self._dF[d] = F
-            self._dV[d] = Vd
-            F[self._scen[k]] -= self._cs[k] * f[k]
-            H -= h[k]
-            C -= c[k]
-            taken.add(k)
-            self._T += 1
-            out.append(self.item_ids[self._pos[k]])
-        return out
-
-    def _draw(self, cum_h, cum_c, H, C, h, c, taken) -> int:
-        """One item from q = (1 - tau) h / H + tau c / C over the items not taken (H, C: their masses)."""
-        for _ in range(64):
-            use_h = H > 0 and self._rng.random() >= self.mixing
-            cum, w = (cum_h, h) if use_h else (cum_c, c)
-            k = int(np.searchsorted(cum, self._rng.random() * cum[-1], side="right"))
-            if k < w.size and w[k] > 0 and k not in taken:
-                return k
-        # many redraws (the batch took most of the remaining mass): draw from the masses left
-        left = np.ones(h.size, dtype=bool)
-        left[list(taken)] = False
-        use_h = H > 0 and self._rng.random() >= self.mixing
-        w = np.where(left, h if use_h else c, 0.0)
-        cum = np.cumsum(w)
-        k = int(np.searchsorted(cum, self._rng.random() * cum[-1], side="right"))
-        return min(k, int(np.flatnonzero(w > 0)[-1]))
-
-    def _grow(self, size: int) -> None:
-        if size <= self._dk.size:
-            return
-        cap = max(size, 2 * self._dk.size)
-        for name in ("_dk", "_dq", "_dfd", "_dz", "_dF", "_dV"):
-            old = getattr(self, name)
-            new = np.zeros((cap, *old.shape[1:]), dtype=old.dtype)
-            new[:old.shape[0]] = old
-            setattr(self, name, new)
+        self._prediction()
+        asked = np.concatenate([self._results.start_idx, self._draws.drawn])  # start items and every draw
+        return [self._pool.item(k) for k in self._sampler.draw(n, self._pool, self._predictor, asked, self._draws)]
 
     def record(self, results: Mapping[str, Any]) -> dict:
         """Record results ``{item_id: score}`` (scores in [0, 1]) of asked items; returns :meth:`result`.
@@ -472,29 +809,7 @@ class AdaptiveSession:
                 results = {str(k): v for k, v in results.items()}
             else:
                 raise ValueError("record takes a mapping {item_id: score}")
-        parsed = {}
-        drawn = set(self._dk[:self._T].tolist())
-        for key, val in results.items():
-            k = self._local_position(key, "record")
-            y = _score(val, str(key))
-            if k not in drawn:
-                raise ValueError(f"item {key!r} was not asked by this session"
-                                 + (" (it is a start result)" if self._start[k] else "")
-                                 + ": record only the items next_items returned")
-            if self._skipped[k] and not math.isnan(y):
-                raise ValueError(f"item {key!r} was already recorded without a result (skipped), now {y!r}")
-            if not np.isnan(self._y[k]) and self._y[k] != y:
-                now = "no result" if math.isnan(y) else repr(y)
-                raise ValueError(f"item {key!r} was already recorded with score {float(self._y[k])!r}, now {now}")
-            parsed[k] = y
-        for k, y in parsed.items():
-            if np.isnan(self._y[k]) and not self._skipped[k]:
-                self._n_recorded += 1
-                if math.isnan(y):
-                    self._skipped[k] = True
-                    self._n_skipped += 1
-            if not math.isnan(y):
-                self._y[k] = y
+        self._results.add(self._results.check(results, self._pool, self._draws.drawn))
         return self.result()
 
     def skip(self, items: Sequence[str]) -> dict:
@@ -517,10 +832,11 @@ class AdaptiveSession:
         bundles, ``scenarios`` with the same keys per scenario. Before two draws are recorded
         there is no interval (NaN); with no answered item there is no score (NaN, and a note).
         """
-        per, head, T = self._estimates()
+        per, head, T = self._estimate.estimates(self._predicted_scores)
         S = len(self.scenarios)
-        quant = self._quantile(T)
+        quant = self._estimate.quantile(T)
         pred = self._predicted_scores()
+        res = self._results
 
         def pack(score_se, extra):
             score, se = score_se
@@ -534,76 +850,31 @@ class AdaptiveSession:
             out.update(extra)
             return out
 
-        res = pack(head, {"n_answered": self._n_answered(), "n_asked": self.n_drawn, "n_used": T,
-                          "pending": self._T - self._n_recorded, "n_skipped": self._n_skipped,
+        out = pack(head, {"n_answered": res.n_answered(), "n_asked": self.n_drawn, "n_used": T,
+                          "pending": self._draws.T - res.n_recorded, "n_skipped": res.n_skipped,
                           "budget": self.budget, "done": self.done, "prediction": float(pred.mean()),
                           "method": "adaptive", "note": self._note(not math.isfinite(head[0]))})
         if S > 1:
-            res["scenarios"] = {
-                name: pack(per[s], {"n_answered": int(((~np.isnan(self._y)) & (self._scen == s)).sum()),
+            scen = self._pool.scen
+            out["scenarios"] = {
+                name: pack(per[s], {"n_answered": int(((~np.isnan(res.y)) & (scen == s)).sum()),
                                     "prediction": float(pred[s])})
                 for s, name in enumerate(self.scenarios)}
-        return res
-
-    def _estimates(self) -> tuple[list[tuple[float, float]], tuple[float, float], int]:
-        """``(per-scenario (score, se), headline (score, se), T)`` from the recorded prefix."""
-        phi, T = self._increments()  # (T, S)
-        S = len(self.scenarios)
-        n_answered = self._n_answered()
-        nan = float("nan")
-        if n_answered + self._n_skipped == self._y.size:  # every item of the pool is known or skipped: exact
-            if self._n_skipped:  # the score over the items with a result
-                ok = ~np.isnan(self._y)
-                mass = np.bincount(self._scen[ok], weights=self._cs[ok], minlength=S)
-                tot = np.bincount(self._scen[ok], weights=self._cs[ok] * self._y[ok], minlength=S)
-                exact = np.where(mass > 0, tot / np.where(mass > 0, mass, 1.0), nan)
-            else:
-                exact = np.array([(self._cs * np.where(self._scen == s, self._y, 0.0)).sum() for s in range(S)])
-            se_exact = [0.0 if math.isfinite(v) else nan for v in exact]
-            return ([(float(exact[s]), se_exact[s]) for s in range(S)],
-                    (float(exact.mean()), 0.0 if math.isfinite(exact.mean()) else nan), T)
-        if n_answered == 0 and self._n_skipped:  # nothing answered: no estimate (the note says why)
-            return [(nan, nan)] * S, (nan, nan), T
-        if T == 0:
-            pred = self._predicted_scores()
-            return [(float(pred[s]), nan) for s in range(S)], (float(pred.mean()), nan), T
-        est = phi.mean(0)
-        se = phi.std(0, ddof=1) / math.sqrt(T) if T > 1 else np.full(S, np.nan)
-        head_phi = phi.mean(1)
-        head_se = self._head_se(head_phi, T) if T > 1 else nan
-        if self.variance_prior > 0 and T > 1:  # shrunk towards the model's per-draw variance (nu pseudo-draws)
-            nu, model = self.variance_prior, self._dV[:T].mean(0)
-            se = np.sqrt((nu * model[:S] + (T - 1) * phi.var(0, ddof=1)) / (nu + T - 1) / T)
-        if self.variance_floor and T > 1:  # never below what the model expects (a floor only widens)
-            floor = np.sqrt(self._dV[:T].sum(0)) / T
-            se = np.maximum(se, floor[:S])
-            head_se = max(head_se, float(floor[S]))
-        return [(float(est[s]), float(se[s])) for s in range(S)], (float(head_phi.mean()), head_se), T
-
-    def _head_se(self, head_phi: np.ndarray, T: int) -> float:
-        """The headline's standard error from its T increments (with the variance prior, if any)."""
-        emp = float(head_phi.var(ddof=1))
-        if self.variance_prior > 0:
-            nu = self.variance_prior
-            emp = (nu * float(self._dV[:T, -1].mean()) + (T - 1) * emp) / (nu + T - 1)
-        return math.sqrt(emp / T)
-
-    def _n_answered(self) -> int:
-        """Results known: start + recorded (skips excluded)."""
-        return self._start_idx.size + self._n_recorded - self._n_skipped
+        return out
 
     def _note(self, no_score: bool) -> str | None:
         """What the estimate is of when items were skipped (None without skips)."""
-        if not self._n_skipped:
+        n_skipped, n_answered = self._results.n_skipped, self._results.n_answered()
+        if not n_skipped:
             return None
         stop = (f"; the session stopped asking after max_skips = {self.max_skips} skips"
-                if self._n_skipped >= self.max_skips else "")
-        if self._n_answered() == 0:
-            return f"no result: every asked item ({self._n_skipped}) was skipped, so there is no estimate{stop}"
+                if n_skipped >= self.max_skips else "")
+        if n_answered == 0:
+            return f"no result: every asked item ({n_skipped}) was skipped, so there is no estimate{stop}"
         if no_score:
-            return (f"no result: {self._n_skipped} asked item(s) had no result (skipped), too many for the "
-                    f"{self._n_answered()} results to estimate the score over the items that have one{stop}")
-        return (f"{self._n_skipped} asked item(s) had no result (skipped): the estimate is of the score over the "
+            return (f"no result: {n_skipped} asked item(s) had no result (skipped), too many for the "
+                    f"{n_answered} results to estimate the score over the items that have one{stop}")
+        return (f"{n_skipped} asked item(s) had no result (skipped): the estimate is of the score over the "
                 f"items that have a result{stop}")
 
     def history(self) -> list[dict]:
@@ -611,176 +882,43 @@ class AdaptiveSession:
         ``prediction`` (of its result at the draw), ``score`` (None while pending or skipped),
         ``skipped`` and ``phi`` (its increment of the headline score, linearised with skips; None
         until it and every earlier draw are recorded)."""
-        phi, T = self._increments()
+        phi, T = self._estimate.increments()
+        dr, res = self._draws, self._results
         out = []
-        for d in range(self._T):
-            k = int(self._dk[d])
-            y = self._y[k]
-            out.append({"item": self.item_ids[self._pos[k]], "probability": float(self._dq[d]),
-                        "prediction": float(self._dfd[d]), "score": None if np.isnan(y) else float(y),
-                        "skipped": bool(self._skipped[k]),
+        for d in range(dr.T):
+            k = int(dr.dk[d])
+            y = res.y[k]
+            out.append({"item": self._pool.item(k), "probability": float(dr.dq[d]),
+                        "prediction": float(dr.dfd[d]), "score": None if np.isnan(y) else float(y),
+                        "skipped": bool(res.skipped[k]),
                         "phi": float(phi[d].mean()) if d < T and math.isfinite(float(phi[d].mean())) else None})
         return out
 
     # ----------------------------------------------------------------- internals
     def _remaining(self) -> int:
-        """Items the session may still ask."""
-        if self._stopped or (self._n_skipped > 0 and self._n_skipped >= self.max_skips):
+        """Items the session may still ask (the stopping rules: budget, pool, max_skips, target_halfwidth)."""
+        res = self._results
+        if self._stopped or (res.n_skipped > 0 and res.n_skipped >= self.max_skips):
             return 0
-        left = self._y.size - self._start_idx.size - self._T
+        left = res.y.size - res.start_idx.size - self._draws.T
         if self.budget is not None:  # the budget counts the draws with a result (or pending): a skip is replaced
-            left = min(left, self.budget - (self.n_drawn - self._n_skipped))
+            left = min(left, self.budget - (self.n_drawn - res.n_skipped))
         if left > 0 and self.target_halfwidth is not None:
-            phi, T = self._increments()
+            phi, T = self._estimate.increments()
             if T >= max(self.min_draws, 2) and T == self.n_drawn:
-                half = self._quantile(T) * self._head_se(phi.mean(1), T)
+                half = self._estimate.quantile(T) * self._estimate.head_se(phi.mean(1), T)
                 if half <= self.target_halfwidth:
                     self._stopped = True
                     return 0
         return max(left, 0)
 
-    def _increments(self) -> tuple[np.ndarray, int]:
-        """The increments (T, S) of the recorded prefix of the draws (module docstring); cached."""
-        S = len(self.scenarios)
-        if self._cache is not None and self._cache[0] == self._n_recorded:
-            return self._cache[1], self._cache[1].shape[0]
-        k = self._dk[:self._T]
-        y = self._y[k]
-        missing = np.flatnonzero(np.isnan(y) & ~self._skipped[k])
-        T = int(missing[0]) if missing.size else k.size
-        k, y = k[:T], y[:T]
-        if self._skipped[k].any():
-            phi = self._ratio_increments(k, y)
-            self._cache = (self._n_recorded, phi)
-            return phi, T
-        sc = self._scen[k]
-        rows = np.arange(T)
-        contrib = np.zeros((T, S))
-        contrib[rows, sc] = self._cs[k] * y  # c_s y of each draw, in its scenario
-        known = self._known_start + np.cumsum(contrib, 0) - contrib  # known before draw d
-        phi = known + self._dF[:T]
-        phi[rows, sc] += self._cs[k] * (y - self._dfd[:T]) / self._dq[:T]
-        self._cache = (self._n_recorded, phi)
-        return phi, T
-
-    def _ratio_increments(self, k: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """Increments (T, S) when some draws were skipped: the score over the items with a result
-        is a ratio of two totals, ``sum c y [has a result]`` and ``sum c [has a result]``, each
-        estimated by its own martingale (module docstring, *Skips*); the returned rows are the
-        ratio plus each draw's linearised increment (their mean is the ratio, their spread its
-        delta-method variance)."""
-        T, S = k.size, len(self.scenarios)
-        rows, sc, cs, q = np.arange(T), self._scen[k], self._cs[k], self._dq[:T]
-        has = (~self._skipped[k]).astype(np.float64)
-        yv = np.where(has > 0, y, 0.0)
-        # r: the predicted chance that an item not asked yet has a result, from the draws before
-        # (the answered share, one answered draw as prior): known before the draw, as f is
-        r = (1.0 + np.cumsum(has) - has) / (1.0 + rows)
-        num, den, asked = np.zeros((T, S)), np.zeros((T, S)), np.zeros((T, S))
-        num[rows, sc], den[rows, sc], asked[rows, sc] = cs * yv, cs * has, cs
-        start_mass = np.bincount(self._scen, weights=np.where(self._start, self._cs, 0.0), minlength=S)
-        unasked = 1.0 - start_mass - (np.cumsum(asked, 0) - asked)  # weight of the items not asked before d
-        N = self._known_start + np.cumsum(num, 0) - num + r[:, None] * self._dF[:T]
-        Dn = start_mass + np.cumsum(den, 0) - den + r[:, None] * unasked
-        N[rows, sc] += cs * (yv - r * self._dfd[:T]) / q
-        Dn[rows, sc] += cs * (has - r) / q
-        n_bar, d_bar = N.mean(0), Dn.mean(0)
-        answered = np.bincount(self._scen[self._known_positions()], minlength=S) > 0
-        ok = answered & (d_bar > 0)
-        theta = np.where(ok, n_bar / np.where(ok, d_bar, 1.0), np.nan)
-        return theta + (N - theta * Dn) / np.where(ok, d_bar, 1.0)
-
-    def _quantile(self, T: int) -> float:
-        """Student's t quantile of the interval for T increments (NaN below 2)."""
-        if T < 2:
-            return float("nan")
-        return _t_quantile(0.5 + self.confidence / 2, T - 1 + self.variance_prior)
-
-    def _asked_positions(self) -> np.ndarray:
-        """Local positions of the start items and of every draw."""
-        return np.concatenate([self._start_idx, self._dk[:self._T]])
-
-    def _known_positions(self) -> np.ndarray:
-        """Local positions of every known result (start + recorded)."""
-        k = self._dk[:self._T]
-        return np.concatenate([self._start_idx, k[~np.isnan(self._y[k])]])
-
     def _prediction(self) -> np.ndarray:
-        """Posterior-averaged IRT probability of every pool item, refitted on every known result
-        (with what the draws and the estimate need of it: the draw weights h, c_s f and its sums)."""
-        n_known = self._n_answered()
-        if self._f is None or n_known != self._n_fit:
-            idx = self._known_positions()
-            self._theta, self._cov, z = self._fit_logits(idx, self._theta)
-            self._zraw = z
-            if self.calibrate:
-                z = self._calibrated(z)
-            f = expit(z)
-            spread = np.clip(f * (1.0 - f), _EPS, None)
-            spread = np.sqrt(spread) if self.tempering == 1.0 else spread ** (self.tempering / 2.0)
-            self._f, self._hbase, self._cf = f, self._c * spread, self._cs * f
-            self._Fall = np.bincount(self._scen, weights=self._cf, minlength=len(self.scenarios))
-            self._n_fit = n_known
-        assert self._f is not None
-        return self._f
-
-    def _fit_logits(self, idx: np.ndarray, theta0: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(theta, cov, z)``: the MAP ability on the known results ``idx`` and every pool item's
-        posterior-averaged IRT logit."""
-        theta, cov = _map_ability(self._A[idx], self._b[idx], self._y[idx], self._mean, self._prec, theta0)
-        m = self._A @ theta - self._b
-        s2 = self._AA @ cov.reshape(-1)
-        return theta, cov, m / np.sqrt(1.0 + np.pi / 8.0 * s2)
-
-    def _calibrated(self, z: np.ndarray) -> np.ndarray:
-        """``alpha + beta z``: the logits recalibrated on the draws recorded so far, each against the
-        raw logit it had at its draw (out-of-sample for the ability fit), MAP with priors
-        alpha ~ N(0, 1), beta ~ N(1, 0.5^2); unchanged before 20 recorded draws."""
-        T = self._T
-        k = self._dk[:T]
-        ok = ~np.isnan(self._y[k])
-        if ok.sum() < 20:
-            return z
-        x, y = self._dz[:T][ok], self._y[k][ok]
-        X = np.column_stack([np.ones_like(x), x])
-        w = np.array([0.0, 1.0])
-        prior_prec, prior_mean = np.diag([1.0, 4.0]), np.array([0.0, 1.0])
-        for _ in range(20):
-            p = expit(X @ w)
-            grad = X.T @ (p - y) + prior_prec @ (w - prior_mean)
-            H = (X * (p * (1 - p))[:, None]).T @ X + prior_prec
-            step = np.linalg.solve(H, grad)
-            w = w - step
-            if np.abs(step).max() < 1e-8:
-                break
-        return w[0] + w[1] * z
+        """Posterior-averaged IRT probability of every pool item, refitted on every known result."""
+        return self._predictor.update(self._results, self._draws)
 
     def _predicted_scores(self) -> np.ndarray:
         """(S,): known results plus predictions of the other items (the IRT model's estimate)."""
-        self._prediction()
-        k = self._known_positions()
-        pred = self._Fall + np.bincount(self._scen[k], weights=self._cs[k] * self._y[k] - self._cf[k],
-                                        minlength=len(self.scenarios))
-        if not self._n_skipped:
-            return pred
-        sk = np.flatnonzero(self._skipped)  # the score over the items with a result: skipped ones leave it
-        S = len(self.scenarios)
-        num = pred - np.bincount(self._scen[sk], weights=self._cf[sk], minlength=S)
-        den = 1.0 - np.bincount(self._scen[sk], weights=self._cs[sk], minlength=S)
-        return np.where(den > 1e-12, num / np.where(den > 1e-12, den, 1.0), np.nan)
-
-    def _position(self, key: Any, where: str) -> int:
-        j = self._index.get(str(key))
-        if j is None:
-            raise ValueError(f"{where}: unknown item id {key!r}")
-        return j
-
-    def _local_position(self, key: Any, where: str) -> int:
-        k = self._local.get(str(key))
-        if k is None:
-            self._position(key, where)
-            raise ValueError(f"{where}: item {key!r} is not in this session's pool")
-        return k
+        return self._predictor.predicted_scores(self._results, self._draws)
 
 
 _T_QUANTILES: dict = {}

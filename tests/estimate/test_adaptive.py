@@ -80,7 +80,7 @@ def test_a_plain_without_replacement_estimate_would_be_caught():
             ids = s.next_items(8)
             s.record({i: y[int(i[1:])] for i in ids})
         # naive: the final prediction for every unasked item, asked items' results, no correction
-        naive = (np.where(np.isnan(s._y), f, s._y) * s._cs).sum()
+        naive = (np.where(np.isnan(s._results.y), f, s._results.y) * s._pool.cs).sum()
         errs.append(naive - y.mean())
     errs = np.array(errs)
     assert abs(errs.mean()) > 3.5 * errs.std(ddof=1) / np.sqrt(errs.size)
