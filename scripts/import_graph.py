@@ -340,8 +340,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print(f"\nno cycle, no arrow going back up, nothing private or unexported taken across stages, "
           f"no module over ~{MAX_LINES} lines (but the standalone estimator), no function over "
-          f"{MAX_FUNCTION_LINES} lines and no class over {MAX_CLASS_LINES} in the package "
-          f"(but {len(LONG_FOR_NOW)} being split: LONG_FOR_NOW)")
+          f"{MAX_FUNCTION_LINES} lines and no class over {MAX_CLASS_LINES} in the package"
+          + (f" (but {len(LONG_FOR_NOW)} being split: LONG_FOR_NOW)" if LONG_FOR_NOW else ""))
     return 0
 
 
