@@ -17,7 +17,7 @@ from tinybench_builder.registry.benchmarks import get_benchmark
 from tinybench_builder.dataset.harness_tasks import (ANCHOR_MEAN, HARNESS_DIR, LM_EVAL_TINY_TASKS, TASK_SUFFIX, task_files,
                                                      utils_file, utils_module)
 from tinybench_builder.layout import read_manifest, verify_manifest
-from helpers.builds import built, read_split
+from helpers.builds import built, read_split, split_rows
 
 
 class _Loader(yaml.SafeLoader):
@@ -143,21 +143,6 @@ def test_custom_task_from_the_spec(tmp_path):
     assert json.loads(json.dumps(get_benchmark("tinyMMLU").configs[0].harness_metric)) == "acc_norm"
 
 
-def _plain(v):
-    """A row value as the datasets library gives it to lm-eval (lists, not numpy arrays)."""
-    if isinstance(v, np.ndarray):
-        return [_plain(x) for x in v.tolist()]
-    if isinstance(v, dict):
-        return {k: _plain(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_plain(x) for x in v]
-    return v.item() if isinstance(v, np.generic) else v
-
-
-def _docs(folder, config, split):
-    return [_plain(r) for r in read_split(folder, config, split).to_dict("records")]
-
-
 def _mc_results(doc, choices, pick, rng):
     """lm-eval's multiple_choice results: (log-likelihood, is_greedy) per choice, ``pick`` the most likely."""
     lls = -rng.uniform(5.0, 9.0, len(choices))
@@ -191,7 +176,7 @@ def test_the_aggregation_is_the_estimate_of_the_answered_rows_in_any_order(build
 
     folder = builds[name]
     task = read_manifest(folder)["configs"][config]["harness_task"]
-    rows = _docs(folder, config, split)
+    rows = split_rows(folder, config, split)
     rng = np.random.default_rng(0)
     utils, per_row = _run_task(folder, task, rows, rng)
     est = TinyEstimator.load(folder)
@@ -224,7 +209,7 @@ def test_a_bundle_task_reports_its_own_benchmark(builds):
     folder = builds["tinyOpenLLMLeaderboard"]
     man = read_manifest(folder)
     c = man["configs"]["mmlu"]
-    rows = _docs(folder, "mmlu", c["tiny_split"])
+    rows = split_rows(folder, "mmlu", c["tiny_split"])
     utils, per_row = _run_task(folder, c["harness_task"], rows, np.random.default_rng(1))
     est = TinyEstimator.load(folder)
     want = est.estimate({r["score"][1]: r["anchor_mean"] for r in per_row})["scenarios"][c["scenario"]]
@@ -239,7 +224,7 @@ def test_logged_samples_aggregate_as_builder_estimate_reads_them(builds, tmp_pat
 
     folder = builds["tinyMMLU"]
     task = read_manifest(folder)["configs"]["all"]["harness_task"]
-    rows = _docs(folder, "all", "test")
+    rows = split_rows(folder, "all", "test")
     rng = np.random.default_rng(3)
     utils, per_row = _run_task(folder, task, rows, rng)
     keep = rng.permutation(len(rows))[:len(rows) // 2 + 1]  # a partial run, out of order

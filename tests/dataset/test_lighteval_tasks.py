@@ -21,7 +21,7 @@ import pytest
 from tinybench_builder.dataset.harness_tasks import utils_file
 from tinybench_builder.estimator import TinyEstimator
 from tinybench_builder.layout import LIGHTEVAL_TASKS, config_anchor_ids, config_item_ids, read_manifest, verify_manifest
-from helpers.builds import built, read_split
+from helpers.builds import built, split_rows
 
 NAMES = ("tinyMMLU", "tinyWinogrande", "tinyHellaswag", "tinyTruthfulQA", "tinyGSM8k", "tinyAI2_arc",
          "tinyOpenLLMLeaderboard", "tinyAlpacaEval")
@@ -81,20 +81,8 @@ def _lm_eval_utils(folder: Path):
     return mod
 
 
-def _plain(v):
-    """A row value as ``datasets`` gives it (lists, not numpy arrays)."""
-    if isinstance(v, np.ndarray):
-        return [_plain(x) for x in v.tolist()]
-    if isinstance(v, dict):
-        return {k: _plain(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_plain(x) for x in v]
-    return v.item() if isinstance(v, np.generic) else v
-
-
 def _rows(folder: Path, config: str, split: str) -> list[dict]:
-    return [{**_plain(r), "__index": i, "__few_shots": False}
-            for i, r in enumerate(read_split(folder, config, split).to_dict("records"))]
+    return [{**r, "__index": i, "__few_shots": False} for i, r in enumerate(split_rows(folder, config, split))]
 
 
 @pytest.fixture(scope="module")

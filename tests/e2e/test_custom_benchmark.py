@@ -28,7 +28,7 @@ from tinybench_builder.read.simulate import simulate_responses
 from helpers import hub_clients
 from helpers.builds import ROOT
 from helpers.client import run_in_client
-from helpers.folders import write_config
+from helpers.folders import spec_release_config
 from helpers.hub import HubServer
 from helpers.sources import lm_record, write_lm_eval_run
 
@@ -42,16 +42,7 @@ TS = "2025-02-01T10-00-00.000000"
 
 def _spec_release_config(folder, matrix, content):
     """A release config publishing the repository's tinyWMDP_bio spec from ``matrix`` and ``content``."""
-    return write_config(folder, f"""\
-        [release]
-        org = "tinyOrg"
-
-        [[benchmark]]
-        spec = "{SPEC}"
-        responses = "{matrix}"
-        content = {{ test = "{content}" }}
-        anchors = {K}
-        """)
+    return spec_release_config(folder, SPEC, matrix, content, anchors=K)
 
 def _question(j: int) -> str:
     return f"Which agent {j} spreads by aerosol?"

@@ -42,7 +42,7 @@ from tinybench_builder.read.simulate import simulate_responses
 from helpers import hub_clients
 from helpers.builds import ROOT
 from helpers.client import run_in_client
-from helpers.folders import write_config
+from helpers.folders import spec_release_config
 from helpers.hub import HubServer
 
 pytestmark = pytest.mark.slow
@@ -75,17 +75,8 @@ def hub(tmp_path_factory):
                     .replace('task = "tinyWMDP_bio"', 'task = "tinyWMDP_chem"'))
     runs = []
     for spec, version, seed in ((bio, "1.0.0", 0), (bio, "2.0.0", 1), (chem, "1.0.0", 0)):
-        cfg = write_config(tmp, f"""\
-            [release]
-            org = "tinyOrg"
-
-            [[benchmark]]
-            spec = "{spec}"
-            responses = "{tmp / 'm.parquet'}"
-            content = {{ test = "{tmp / 'q.parquet'}" }}
-            anchors = {K}
-            seed = {seed}
-            """, name=f"{spec.stem}-{version}.toml")
+        cfg = spec_release_config(tmp, spec, tmp / "m.parquet", tmp / "q.parquet", anchors=K, seed=seed,
+                                  name=f"{spec.stem}-{version}.toml")
         runs.append(["--config", str(cfg), "--release-version", version, "--out", str(tmp / f"{spec.stem}-{version}"),
                      "--push", "--quiet"])
     with HubServer() as server:

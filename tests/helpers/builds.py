@@ -157,6 +157,22 @@ def read_split(folder: Path, config: str, split: str) -> pd.DataFrame:
     return pd.read_parquet(folder / man["configs"][config]["splits"][split]["path"])
 
 
+def _plain(v):
+    """A row value as the datasets library gives it to a harness (lists, not numpy arrays)."""
+    if isinstance(v, np.ndarray):
+        return [_plain(x) for x in v.tolist()]
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def split_rows(folder: Path, config: str, split: str) -> list[dict]:
+    """The rows of a split of a built folder as ``datasets`` gives them to lm-eval and lighteval."""
+    return [_plain(r) for r in read_split(folder, config, split).to_dict("records")]
+
+
 def all_bytes(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 

@@ -127,6 +127,23 @@ def write_config(folder: Path, body: str, name: str = "release.toml") -> Path:
     return p
 
 
+def spec_release_config(folder: Path, spec: Path, responses: Path, content: Path, *, anchors: int,
+                        seed: int | None = None, name: str = "release.toml") -> Path:
+    """A config releasing the benchmark of the spec file ``spec`` from ``responses`` and the test
+    split's ``content`` (the build's default seed when ``seed`` is None)."""
+    return write_config(folder, f"""\
+        [release]
+        org = "tinyOrg"
+
+        [[benchmark]]
+        spec = "{spec}"
+        responses = "{responses}"
+        content = {{ test = "{content}" }}
+        anchors = {anchors}
+        {'' if seed is None else f'seed = {seed}'}
+        """, name=name)
+
+
 def fake_config(folder: Path, *, seed: int = 0, options: dict | None = None, name: str = "tinyAlpacaEval") -> Path:
     """A config releasing one registered benchmark; ``responses`` is a JSON of fake_build options."""
     (folder / "inputs").mkdir(parents=True, exist_ok=True)

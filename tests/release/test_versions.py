@@ -37,7 +37,7 @@ from tinybench_builder.read.simulate import simulate_responses
 from tinybench_builder.release.config import version_rule
 from helpers.builds import ROOT, fast, read_split, write_fixture
 from helpers.client import run_in_client
-from helpers.folders import write_config
+from helpers.folders import spec_release_config, write_config
 from helpers.hub import HubServer
 from helpers.sources import lm_record, write_lm_eval_run
 from helpers import hub_clients, version_clients
@@ -482,17 +482,8 @@ def test_lm_eval_offline_with_an_older_task_file_is_never_estimated_silently(tmp
     spec = ROOT / "specs" / "tinyWMDP_bio.toml"
     configs = {}
     for version, seed in (("1.0.0", 0), ("2.0.0", 1)):
-        configs[version] = write_config(tmp_path, f"""\
-            [release]
-            org = "tinyOrg"
-
-            [[benchmark]]
-            spec = "{spec}"
-            responses = "{tmp_path / 'wmdp.parquet'}"
-            content = {{ test = "{tmp_path / 'q.parquet'}" }}
-            anchors = {K}
-            seed = {seed}
-            """, name=f"r{seed}.toml")
+        configs[version] = spec_release_config(tmp_path, spec, tmp_path / "wmdp.parquet", tmp_path / "q.parquet",
+                                               anchors=K, seed=seed, name=f"r{seed}.toml")
     runs = [["--config", str(configs[v]), "--release-version", v, "--out", str(tmp_path / f"rel{v}"), "--push",
              "--quiet"] for v in configs]
     folders = {v: tmp_path / f"rel{v}" / "tinyWMDP_bio" for v in configs}
