@@ -66,3 +66,28 @@ def test_files_at_one_stripped_path_pair_with_their_identical_counterparts(tmp_p
             (root / worker / "t0" / "f.txt").write_text(text)
     found = cmp.compare(tmp_path / "a", tmp_path / "b", {"estimator.py"}, cmp.re.compile("popen-gw[0-9]+"))
     assert found["same"] == ["t0/f.txt", "t0/f.txt"] and not found["differ"]
+
+
+def _run(root, worker: str, files: dict[str, str]):
+    for rel, text in files.items():
+        path = root / worker / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def test_test_runs_are_keyed_by_test_and_differences_explained(tmp_path, capsys):
+    cmp = _script()
+    before = _run(tmp_path / "before", "popen-gw0", {"test_fit0/out.json": '{"seconds": 1.5, "score": 0.5}',
+                                                     "test_fit0/estimator.py": "old code"})
+    after = _run(tmp_path / "after", "popen-gw1", {"test_fit3/out.json": '{"seconds": 2.25, "score": 0.5}',
+                                                   "test_fit3/estimator.py": "new code"})
+    # another worker and test number; the timing is explained, estimator.py is not unless allowed
+    assert cmp.main(["--test-runs", str(before), str(after)]) == 1
+    out = capsys.readouterr().out
+    assert "timings" in out and "UNEXPLAINED: 1" in out and "estimator.py" in out
+    assert cmp.main(["--test-runs", str(before), str(after), "--allow", "estimator.py"]) == 0
+    assert "UNEXPLAINED: 0" in capsys.readouterr().out
+    (after / "popen-gw1" / "test_fit3" / "out.json").write_text('{"seconds": 2.25, "score": 0.6}')
+    assert cmp.main(["--test-runs", str(before), str(after), "--allow", "estimator.py"]) == 1
+    assert "UNEXPLAINED: 1" in capsys.readouterr().out
