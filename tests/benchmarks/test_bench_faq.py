@@ -128,3 +128,39 @@ def test_the_paired_bootstrap_says_ahead_level_or_behind():
     lo, hi = res["geomean_ci"]
     assert lo < res["geomean"] < hi and 0.6 < res["geomean"] < 1.6
     assert res["matrices"]["better"]["ours"]["ess_width"] == pytest.approx(1.0)  # (uniform 0.4 / width 0.4)^2
+
+
+def _run(scores_by_method: dict, truth, dataset="d", protocol="interpolation", seed=0):
+    budgets = {"100": {m: {"score": list(s), "ci_low": list(np.asarray(s) - w), "ci_high": list(np.asarray(s) + w)}
+                       for m, (s, w) in scores_by_method.items()}}
+    return {"dataset": dataset, "protocol": protocol, "seed": seed, "dev_rep": None, "truth": list(truth),
+            "test_models": [f"m{i}" for i in range(len(truth))], "budgets": budgets}
+
+
+def test_adaptive_variants_pairs_runs_and_reports_the_ratios(tmp_path, capsys):
+    import json
+
+    from benchmarks import adaptive_variants
+
+    truth = np.array([0.2, 0.4, 0.6, 0.8])
+    err = np.array([0.02, -0.02, 0.02, -0.02])
+    # the variant's errors are half the base's: ESS ratio (MSE base / MSE variant) = 4; widths 0.1 vs 0.05: 4
+    base = [_run({"adaptive": (truth + err, 0.05), "faq": (truth + 2 * err, 0.01)}, truth)]
+    var = [_run({"adaptive": (truth + err / 2, 0.025)}, truth)]
+    (tmp_path / "b.json").write_text(json.dumps({"rows": base}))
+    (tmp_path / "v.json").write_text(json.dumps({"rows": var}))
+    res = adaptive_variants.compare(adaptive_variants._load(tmp_path / "b.json"),
+                                    adaptive_variants._load(tmp_path / "v.json"))
+    cell = res[("interpolation", "100")]
+    assert cell["ess"] == pytest.approx(4.0) and cell["width"] == pytest.approx(4.0)
+    assert cell["coverage"] == [1.0] and cell["n_matrices"] == 1
+    # against FAQ in the same run: FAQ's errors are twice ours (ESS ratio 4), its intervals a fifth as wide
+    # (width ratio 0.04); coverage and width are ours
+    assert adaptive_variants.main([str(tmp_path / "b.json"), "--faq", "--budgets", "100"]) == 0
+    out = capsys.readouterr().out
+    assert "| b / FAQ | interpolation | 100 | 1 | 4.00 | 0.04 | 100.0% (100%-100%) | 0.100 |" in out
+    # a run on other test models is not a pairing
+    other = [dict(var[0], test_models=["x", "y", "z", "w"])]
+    (tmp_path / "o.json").write_text(json.dumps({"rows": other}))
+    with pytest.raises(ValueError, match="different test models"):
+        adaptive_variants.main([str(tmp_path / "b.json"), str(tmp_path / "o.json")])
