@@ -10,11 +10,11 @@ matrices of
 * the **width ratio**: (the baseline's mean width / the variant's)^2 (FAQ's width-based one);
 
 with the variant's coverage (mean and min-max over matrices) and mean width. ``--faq`` compares
-the variant's sessions with FAQ's on the same test models instead (FAQ's results are in every run
-made with ``--faq``)::
+every run's sessions with the FAQ sessions of the base run (made with ``benchmarks.adaptive
+--faq``) on the same test models instead::
 
     python -m benchmarks.adaptive_variants BASE.json VARIANT.json [VARIANT2.json ...] [--labels ...]
-    python -m benchmarks.adaptive_variants RUN.json --faq      # ours / FAQ, same sessions
+    python -m benchmarks.adaptive_variants BASE.json [VARIANT.json ...] --faq   # each run / BASE's FAQ
 
 Design choices are made on development-protocol runs (``--dev``); see docs/ADAPTIVE.md.
 """
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("variants", type=Path, nargs="*", help="runs with one option changed, on the same splits")
     ap.add_argument("--labels", nargs="+", help="one label per variant (default: the file names)")
     ap.add_argument("--faq", action="store_true",
-                    help="compare each run's sessions with FAQ's in the same run (ratios: FAQ's error / ours)")
+                    help="compare every run's sessions with the base run's FAQ sessions (ratios: FAQ's error / ours)")
     ap.add_argument("--budgets", nargs="+", default=["100", "10%", "2.5%"])
     args = ap.parse_args(argv)
     for p in [args.base, *args.variants]:
@@ -120,12 +120,11 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--labels: one label per run compared")
     base = _load(args.base)
     results = []
-    if args.faq:  # FAQ is the baseline: ratios > 1 mean ours is ahead
+    if args.faq:  # the base run's FAQ sessions are the baseline: ratios > 1 mean ours is ahead
         runs = [args.base, *args.variants]
         labels = args.labels or [p.stem for p in runs]
         for label, p in zip(labels, runs):
-            run = _load(p)
-            results.append((f"{label} / FAQ", compare(run, run, base_method="faq", other_method="adaptive")))
+            results.append((f"{label} / FAQ", compare(base, _load(p), base_method="faq", other_method="adaptive")))
     else:
         labels = args.labels or [p.stem for p in args.variants]
         for label, p in zip(labels, args.variants):
