@@ -125,9 +125,18 @@ def run_session(est, y: np.ndarray, items: list[str], budget: int, seed: int, ba
     return s.result(), times, cpu
 
 
+def _session_seed(seed: int, d: int, i: int, draw: int) -> int:
+    """The session seed of test model i on split d: draw 0 is the one session of a default run
+    (``bench_adaptive_session``), draws 1..K-1 of ``--sessions K`` have a stream of their own."""
+    if draw == 0:
+        return derived_seed(seed, "bench_adaptive_session", d, i)
+    return derived_seed(seed, "bench_adaptive_draw", d, i, draw)
+
+
 def run_split(name: str, path: str, protocol: str, seed: int, dev_rep: int | None, budgets: tuple,
-              opts: dict) -> dict:
-    """Every method and budget on one split's test models (one task)."""
+              opts: dict, draw: int = 0) -> dict:
+    """Every method and budget on one split's test models (one task); ``draw`` numbers the session
+    draw of ``--sessions`` (0: the default run's sessions, seeded as before)."""
     from benchmarks.peers import random_k_mae
 
     matrix = ResponseMatrix.read(path)
@@ -154,7 +163,7 @@ def run_split(name: str, path: str, protocol: str, seed: int, dev_rep: int | Non
     anchor_cols = [col[a] for a in est.anchor_ids]
     ceiling = ceiling_ess(est, Yt, [col[i] for i in est.item_ids], opts["session"].get("mixing"))
     session = opts["session"]
-    out = {"dataset": name, "protocol": protocol, "seed": seed, "dev_rep": dev_rep, "n_items": len(items),
+    out = {"dataset": name, "protocol": protocol, "seed": seed, "dev_rep": dev_rep, "draw": draw, "n_items": len(items),
            "n_train": int(len(train)), "n_test": int(len(test)), "truth": truth.tolist(), "budgets": {},
            "ceiling_ess": ceiling.tolist(), "test_models": [str(models[i]) for i in test],
            "fit_seconds": fit_s}
@@ -174,7 +183,7 @@ def run_split(name: str, path: str, protocol: str, seed: int, dev_rep: int | Non
             got: dict[str, list[float]] = {"score": [], "ci_low": [], "ci_high": [], "unclipped": []}
             times: list[float] = []
             for i in range(len(test)):
-                sess_seed = derived_seed(seed, "bench_adaptive_session", 0 if dev_rep is None else dev_rep + 1, i)
+                sess_seed = _session_seed(seed, 0 if dev_rep is None else dev_rep + 1, i, draw)
                 start = None
                 if method == "warm":
                     ya = Yt[i, anchor_cols]
@@ -187,7 +196,7 @@ def run_split(name: str, path: str, protocol: str, seed: int, dev_rep: int | Non
             row[method] = {**got, "ms_per_call": 1000 * float(np.median(times)) if times else float("nan")}
         out["budgets"][spec] = row
     if opts.get("faq"):
-        hyper, per_budget = _faq_rows(name, Y, train, test, protocol, seed, dev_rep, budgets, opts)
+        hyper, per_budget = _faq_rows(name, Y, train, test, protocol, seed, dev_rep, budgets, opts, draw=draw)
         out["faq_hyper"] = hyper
         for spec, extra in per_budget.items():
             out["budgets"][spec].update(extra)
@@ -195,7 +204,8 @@ def run_split(name: str, path: str, protocol: str, seed: int, dev_rep: int | Non
 
 
 def _faq_rows(name: str, Y: np.ndarray, train: np.ndarray, test: np.ndarray, protocol: str, seed: int,
-              dev_rep: int | None, budgets: tuple, opts: dict, tune_only: bool = False) -> tuple[dict, dict]:
+              dev_rep: int | None, budgets: tuple, opts: dict, tune_only: bool = False,
+              draw: int = 0) -> tuple[dict, dict]:
     """FAQ (:mod:`benchmarks.faq`) on the split's test models at the comparison's budgets, and
     FAQ's uniform reference widths: ``(hyperparameters, {spec: {"faq": ..., "unif_width": ...}})``."""
     from benchmarks import faq
@@ -205,7 +215,7 @@ def _faq_rows(name: str, Y: np.ndarray, train: np.ndarray, test: np.ndarray, pro
     if not specs:
         return {}, {}
     d = 0 if dev_rep is None else dev_rep + 1
-    sess_seed = derived_seed(seed, "bench_adaptive_session", d, 0)
+    sess_seed = _session_seed(seed, d, 0, draw)
     tune_seed = derived_seed(seed, "bench_faq_tune", d)
     cache = None if opts.get("faq_cache") is None else Path(opts["faq_cache"])
     faq.set_profile(quick=bool(opts.get("faq_quick")))
@@ -406,6 +416,10 @@ def main(argv=None) -> int:
     protocols.add_protocol_args(ap, DEFAULT_DATA)
     ap.add_argument("--budgets", nargs="+", default=list(BUDGETS), help="item counts or shares of N (default: %(default)s)")
     ap.add_argument("--batch", type=int, default=10, help="items per next_items call (default 10)")
+    ap.add_argument("--sessions", type=int, default=1, metavar="K",
+                    help="session draws per test model and split, for the adaptive session and FAQ (default 1): "
+                         "K > 1 averages the error over K independent draws of the items (less noise in MSE "
+                         "and ESS; the first draw is the default run's); '± sd' is then over seeds and draws")
     ap.add_argument("--mixing", type=float, default=None, help="session mixing (default: the session's)")
     ap.add_argument("--tempering", type=float, default=None, help="session tempering (default: the session's)")
     ap.add_argument("--prior-scale", type=float, default=None, help="session prior scale (default: the session's)")
@@ -453,6 +467,8 @@ def main(argv=None) -> int:
             resolve_budget(spec, 1000)
         except ValueError:
             ap.error(f"--budgets: {spec!r} is not an item count or a share like 2.5%")
+    if args.sessions < 1:
+        ap.error(f"--sessions: at least 1 session draw per model, got {args.sessions}")
     session = {k: v for k, v in (("mixing", args.mixing), ("tempering", args.tempering),
                                  ("prior_scale", args.prior_scale), ("calibrate", args.calibrate or None),
                                  ("variance_floor", args.variance_floor or None),
@@ -474,7 +490,8 @@ def main(argv=None) -> int:
         for protocol in args.protocols:
             for seed in args.seeds:
                 reps = [None] if not args.dev else list(range(args.dev_reps if protocol == "interpolation" else 1))
-                tasks += [(name, str(path), protocol, seed, rep, tuple(args.budgets), opts) for rep in reps]
+                tasks += [(name, str(path), protocol, seed, rep, tuple(args.budgets), opts, k)
+                          for rep in reps for k in range(1 if args.fits_only else args.sessions)]
     rows = []
     t0 = time.perf_counter()
     with ProcessPoolExecutor(args.jobs) as pool:
@@ -486,11 +503,13 @@ def main(argv=None) -> int:
             b = row["budgets"].get("100") or next(iter(row["budgets"].values()))
             mae = np.mean(np.abs(np.asarray(b["adaptive"]["score"]) - row["truth"]))
             print(f"[{i}/{len(tasks)}] {row['dataset']} {row['protocol']} seed {row['seed']}"
-                  f"{'' if row['dev_rep'] is None else ' dev ' + str(row['dev_rep'])}: adaptive MAE at n={b['n']} "
+                  f"{'' if row['dev_rep'] is None else ' dev ' + str(row['dev_rep'])}"
+                  f"{' draw ' + str(row['draw']) if args.sessions > 1 else ''}: adaptive MAE at n={b['n']} "
                   f"{mae:.4f} (random-k {b['mae_random']:.4f})", file=sys.stderr)
     if args.fits_only:
         return 0
-    print(f"\n{'DEV protocol (training models only)' if args.dev else 'Protocol'}; seeds {args.seeds}; batch "
+    print(f"\n{'DEV protocol (training models only)' if args.dev else 'Protocol'}; seeds {args.seeds}; "
+          f"{args.sessions} session draw(s) per model; batch "
           f"{args.batch}; session options {session or 'defaults'}; {time.perf_counter() - t0:.0f} s with {args.jobs} "
           f"process(es); load average {load:.1f} at the start\n")
     summaries = {}

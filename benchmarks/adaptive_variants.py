@@ -32,7 +32,7 @@ import numpy as np
 
 
 def _key(row: dict) -> tuple:
-    return row["dataset"], row["protocol"], row["seed"], row.get("dev_rep")
+    return row["dataset"], row["protocol"], row["seed"], row.get("dev_rep"), row.get("draw", 0)
 
 
 def _load(path: Path) -> dict[tuple, dict]:

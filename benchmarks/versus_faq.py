@@ -60,7 +60,8 @@ def collect(rows: list[dict], protocol: str, spec: str) -> dict[str, dict]:
             d[f"{key}_s"] += src["score"]
             d[f"{key}_lo"] += src["ci_low"]
             d[f"{key}_hi"] += src["ci_high"]
-        d["hyper"].append(r["faq_hyper"])
+        if not r.get("draw"):  # one split's hyperparameters once, whatever its number of session draws
+            d["hyper"].append(r["faq_hyper"])
     return {name: {k: (np.asarray(v) if isinstance(v, list) and k not in ("model", "hyper") else v)
                    for k, v in d.items()} for name, d in out.items()}
 

@@ -230,6 +230,10 @@ SEED_STREAMS: dict[str, SeedStream] = {
     "bench_adaptive_session": SeedStream(100_003, 0, (1_009, 1), (
         "benchmarks/adaptive.py: the session of test model i on split d (0: the test split, r + 1: dev "
         "split r), 100003 * seed + 1009 * d + i: the primes keep every (seed, d, i) apart for i < 1009, d < 99")),
+    "bench_adaptive_draw": SeedStream(100_003, 2**31, (1_009, 1, 2**32), (
+        "benchmarks/adaptive.py --sessions K: the k-th extra session (k >= 1) of test model i on split d, "
+        "2^31 + 100003 * seed + 1009 * d + i + 2^32 k: above every bench_adaptive_session seed (seeds < 21,000), "
+        "apart per (seed, d, i) as that stream and per k")),
     "bench_faq_tune": SeedStream(10, 0, (1,), (
         "benchmarks/adaptive.py: FAQ's tuning split of the training models and its tuning draws on split d "
         "(as bench_adaptive_session), 10 * seed + d: apart per (seed, d) for d < 10; FAQ's own sessions use "

@@ -79,3 +79,16 @@ def test_adaptive_script_compares_random_fixed_and_adaptive(tmp_path, capsys):
                           "--jobs", "1", "--cache-dir", str(tmp_path / "cache"), "--protocols", "interpolation",
                           "--no-fixed"]) == 0
     assert "| sim | 18/6 | 20 |" in capsys.readouterr().out
+    # --sessions 2: a second, independent draw of every session (ours and FAQ's); the first is the run's above
+    assert adaptive.main(["--data-dir", str(tmp_path), "--datasets", "sim", "--seeds", "0", "--budgets", "20", "10%",
+                          "--jobs", "1", "--cache-dir", str(tmp_path / "cache"), "--json", str(tmp_path / "b.json"),
+                          "--protocols", "interpolation", "--faq-quick", "--faq-cache", str(tmp_path / "faq"),
+                          "--sessions", "2"]) == 0
+    assert "2 session draw(s) per model" in capsys.readouterr().out
+    two = json.loads((tmp_path / "b.json").read_text())["rows"]
+    assert [r["draw"] for r in two] == [0, 1]
+    for m in ("adaptive", "faq"):
+        assert two[0]["budgets"]["10%"][m]["score"] == rows[0]["budgets"]["10%"][m]["score"]
+        assert two[1]["budgets"]["10%"][m]["score"] != rows[0]["budgets"]["10%"][m]["score"]
+    with pytest.raises(SystemExit):
+        adaptive.main(["--data-dir", str(tmp_path), "--sessions", "0"])

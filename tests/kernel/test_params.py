@@ -139,6 +139,10 @@ def test_derived_seeds_are_the_values_the_code_always_used():
             for dev_rep in (None, 0, 1):
                 got = derived_seed(seed, "bench_adaptive_session", 0 if dev_rep is None else dev_rep + 1, r)
                 assert got == 100_003 * seed + 1_009 * (0 if dev_rep is None else dev_rep + 1) + r
+                d = 0 if dev_rep is None else dev_rep + 1
+                for k in (1, 2):  # benchmarks/adaptive.py --sessions: above every session seed, apart per draw
+                    extra = derived_seed(seed, "bench_adaptive_draw", d, r, k)
+                    assert extra == 2**31 + 100_003 * seed + 1_009 * d + r + 2**32 * k
         assert derived_seed(seed, "random_baseline") == seed + 7919                        # model/report.py
         assert derived_seed(seed, "bench_random_k") == derived_seed(seed, "bench_versions_half") == 1000 + seed
         assert derived_seed(seed, "bench_partial_random") == 2000 + seed
