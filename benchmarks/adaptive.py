@@ -269,7 +269,7 @@ def _stats(rows: list[dict], method: str, spec: str) -> dict | None:
         est = np.asarray(m["score"])
         errs.append(est - truth)
         lo, hi = np.asarray(m["ci_low"]), np.asarray(m["ci_high"])
-        cover.append((lo <= truth) & (truth <= hi))
+        cover.append(protocols.covers(lo, truth, hi))
         width.append(hi - lo)
         if "ms_per_call" in m:
             times.append(m["ms_per_call"])

@@ -30,6 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks import protocols
+
 
 def _key(row: dict) -> tuple:
     return row["dataset"], row["protocol"], row["seed"], row.get("dev_rep"), row.get("draw", 0)
@@ -67,7 +69,7 @@ def compare(base: dict[tuple, dict], other: dict[tuple, dict], base_method: str 
             acc["w_a"] += list(np.asarray(a["ci_high"]) - np.asarray(a["ci_low"]))
             lo, hi = np.asarray(b["ci_low"]), np.asarray(b["ci_high"])
             acc["w_b"] += list(hi - lo)
-            acc["cov_b"] += list((lo <= truth) & (truth <= hi))
+            acc["cov_b"] += list(protocols.covers(lo, truth, hi))
     out = {}
     for cell, mats in per.items():
         ess, wid, cov, widths = [], [], [], []

@@ -34,6 +34,18 @@ ACCURACY_DATASETS = (
 )
 
 
+#: how far outside an interval a truth may lie and still count as covered: the float rounding of two
+#: sums of the same results (a session that asked every item of a model's pool reports the exact
+#: score with a zero-width interval, equal to the mean over the row up to ~1e-16)
+COVER_TOLERANCE = 1e-9
+
+
+def covers(lo, truth, hi):
+    """Whether ``lo <= truth <= hi`` up to :data:`COVER_TOLERANCE` (elementwise, numpy arrays)."""
+    lo, truth, hi = (np.asarray(x, dtype=np.float64) for x in (lo, truth, hi))
+    return (lo - COVER_TOLERANCE <= truth) & (truth <= hi + COVER_TOLERANCE)
+
+
 def model_means(Y: np.ndarray) -> np.ndarray:
     """Each model's mean score over its evaluated items (the truth of the benchmarks)."""
     Y = np.asarray(Y, dtype=np.float64)

@@ -30,6 +30,8 @@ from typing import Any
 import numpy as np
 from scipy.stats import beta as beta_dist
 
+from benchmarks import protocols
+
 __all__ = ["FAQ_BUDGETS", "GOAL_RATIO", "collect", "compare", "tables", "goal_lines"]
 
 #: the budgets of the comparison (issue 30): 2.5% and 10% of the items, and 100 items
@@ -69,7 +71,7 @@ def collect(rows: list[dict], protocol: str, spec: str) -> dict[str, dict]:
 def _metrics(d: dict, m: str) -> dict:
     e = d[f"{m}_s"] - d["truth"]
     lo, hi = d[f"{m}_lo"], d[f"{m}_hi"]
-    cov = (lo <= d["truth"]) & (d["truth"] <= hi)
+    cov = protocols.covers(lo, d["truth"], hi)
     w = hi - lo
     return {"ess": float(np.mean(d["var"]) / np.mean(e ** 2)), "ess_width": float((np.mean(d["unif"]) / np.mean(w)) ** 2),
             "ratio_rand": float(np.mean(np.abs(e)) / np.mean(d["rand"])), "coverage": float(np.mean(cov)),

@@ -164,3 +164,16 @@ def test_adaptive_variants_pairs_runs_and_reports_the_ratios(tmp_path, capsys):
     (tmp_path / "o.json").write_text(json.dumps({"rows": other}))
     with pytest.raises(ValueError, match="different test models"):
         adaptive_variants.main([str(tmp_path / "b.json"), str(tmp_path / "o.json")])
+
+
+def test_an_exact_result_with_a_zero_width_interval_covers():
+    """A session that asked every item of a model's pool reports the exact score, [s, s]; the truth
+    (the row's mean) equals it up to float rounding, which must not count as a miss."""
+    from benchmarks import protocols
+
+    truth = np.array([0.15510661950156251, 0.5, 0.5])
+    exact = np.array([0.15510661950156274, 0.5, 0.52])  # the last misses by 0.02
+    assert protocols.covers(exact, truth, exact).tolist() == [True, True, False]
+    d = {"truth": truth, "var": np.ones(3), "unif": np.ones(3), "rand": np.ones(1),
+         "ours_s": exact, "ours_lo": exact - [0, 0, 0.001], "ours_hi": exact + [0, 0, 0.001]}
+    assert versus_faq._metrics(d, "ours")["covered"] == 2
