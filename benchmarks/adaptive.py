@@ -83,16 +83,18 @@ def _code_digest() -> str:
     return h.hexdigest()[:12]
 
 
-def fit_cached(matrix: ResponseMatrix, rows: np.ndarray, k: int, seed: int, cache: Path | None, key: str):
-    """The estimator fitted on ``matrix``'s ``rows`` with k anchors (cached on disk)."""
+def fit_cached(matrix: ResponseMatrix, rows: np.ndarray, k: int, seed: int, cache: Path | None, key: str,
+               n_dims: int | None = None):
+    """The estimator fitted on ``matrix``'s ``rows`` with k anchors (cached on disk); ``n_dims``
+    fixes the IRT dimension (default: the fit's own choice)."""
     from tinybench_builder.estimator import TinyEstimator
     from tinybench_builder.model import fit_estimator
 
-    folder = None if cache is None else cache / key / f"k{k}"
+    folder = None if cache is None else cache / key / (f"k{k}" if n_dims is None else f"k{k}-d{n_dims}")
     if folder is not None and (folder / ESTIMATOR_JSON).is_file():
         return TinyEstimator.load(folder), 0.0
     t0 = time.perf_counter()
-    est = fit_estimator(matrix.select_models(rows), n_anchors=k, seed=seed, progress=False).estimator
+    est = fit_estimator(matrix.select_models(rows), n_anchors=k, seed=seed, n_dims=n_dims, progress=False).estimator
     seconds = time.perf_counter() - t0
     if folder is not None:
         import shutil
@@ -151,7 +153,7 @@ def run_split(name: str, path: str, protocol: str, seed: int, dev_rep: int | Non
     n_eval = obs.sum(1)
     var_pop = np.array([np.nanvar(r, ddof=1) for r in Yt])  # S^2 of each model's results
     col = {iid: j for j, iid in enumerate(items)}
-    est, fit_s = fit_cached(matrix, train, SESSION_K, seed, cache, key)
+    est, fit_s = fit_cached(matrix, train, SESSION_K, seed, cache, key, opts.get("session_dims"))
     if opts.get("fits_only"):  # fill the cache only: no estimate is computed or shown
         for spec in budgets:
             n = resolve_budget(spec, len(items))
@@ -174,7 +176,8 @@ def run_split(name: str, path: str, protocol: str, seed: int, dev_rep: int | Non
                      "var_faq": ((1 - n / n_eval) * np.nanmean(Yt**2, axis=1) / n).tolist(),
                      "mae_random": random_k_mae(Yt, truth, n, seed=seed)}
         if opts["fixed"]:
-            fest = est if n == SESSION_K else fit_cached(matrix, train, n, seed, cache, key)[0]
+            same = n == SESSION_K and opts.get("session_dims") is None
+            fest = est if same else fit_cached(matrix, train, n, seed, cache, key)[0]
             res = fest.estimate(Yt[:, [col[a] for a in fest.anchor_ids]])
             row["fixed"] = {k: [float(r[k]) for r in res] for k in ("score", "ci_low", "ci_high")}
         for method in ("adaptive", "warm"):
@@ -424,6 +427,9 @@ def main(argv=None) -> int:
     ap.add_argument("--tempering", type=float, default=None, help="session tempering (default: the session's)")
     ap.add_argument("--prior-scale", type=float, default=None, help="session prior scale (default: the session's)")
     ap.add_argument("--calibrate", action="store_true", help="session calibrate=True")
+    ap.add_argument("--session-dims", type=int, default=None, metavar="D",
+                    help="fit the sessions' estimator with D IRT dimensions (default: the fit's own choice; "
+                         "the fixed designs keep theirs)")
     ap.add_argument("--variance-floor", action="store_true", help="session variance_floor=True")
     ap.add_argument("--variance-prior", type=float, default=None, help="session variance_prior (pseudo-draws)")
     ap.add_argument("--no-fixed", action="store_true", help="skip the fixed designs (no fits beyond k = 100)")
@@ -479,6 +485,7 @@ def main(argv=None) -> int:
     use_faq = (not args.dev) if args.faq is None else args.faq
     opts = {"fixed": not args.no_fixed, "warm": not args.no_warm, "batch": args.batch, "session": session,
             "cache": None if args.no_cache else str(args.cache_dir), "code": _code_digest(),
+            "session_dims": args.session_dims,
             "fits_only": args.fits_only, "faq": use_faq, "faq_quick": args.faq_quick,
             "faq_cache": None if args.no_cache else str(args.faq_cache or faq.DEFAULT_CACHE)}
     tasks = []

@@ -92,3 +92,9 @@ def test_adaptive_script_compares_random_fixed_and_adaptive(tmp_path, capsys):
         assert two[1]["budgets"]["10%"][m]["score"] != rows[0]["budgets"]["10%"][m]["score"]
     with pytest.raises(SystemExit):
         adaptive.main(["--data-dir", str(tmp_path), "--sessions", "0"])
+    # --session-dims: the sessions run on an estimator fitted with that IRT dimension, cached apart
+    assert adaptive.main(["--data-dir", str(tmp_path), "--datasets", "sim", "--seeds", "0", "--budgets", "20",
+                          "--jobs", "1", "--cache-dir", str(tmp_path / "cache"), "--protocols", "interpolation",
+                          "--no-fixed", "--no-faq", "--session-dims", "2"]) == 0
+    fitted = [json.loads(p.read_text())["n_dims"] for p in (tmp_path / "cache").rglob("k100-d2/estimator.json")]
+    assert fitted == [2]
