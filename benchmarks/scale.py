@@ -115,6 +115,9 @@ def main(argv=None) -> int:
                          "at the end: the matrices take several GB)")
     ap.add_argument("--memory-cap", type=float, default=12.0, help="address-space cap of each child, GiB (0: none)")
     docs_tables.add_docs_arg(ap)
+    ap.add_argument("--docs-section", default="scale", metavar="ID",
+                    help="the docs/BENCHMARKS.md table --write-docs replaces (default scale; scale.idle: the "
+                         "fit-only timing on an idle machine)")
     args = ap.parse_args(argv)
     args.conditions, args.argv = docs_tables.Conditions(), argv
     if not args.models and (args.only_build or args.estimate_models or not args.no_build):
@@ -179,7 +182,8 @@ def _run(args, work: Path, cap: int | None) -> int:
         print("\n" + "\n".join(goals))
     if args.write_docs:
         text = f"{head}.\n\n" + "\n".join(lines) + ("\n\nGoals checked by the script:\n\n" + "\n".join(goals) if goals else "")
-        docs_tables.write_sections([("scale", "Scale", text)], args.conditions, argv=args.argv, module="scale")
+        docs_tables.write_sections([(args.docs_section, "Scale", text)], args.conditions, argv=args.argv,
+                                   module="scale")
     bad = [(label, r) for label, _, r in rows if r["code"] != 0]
     for label, r in bad:
         # the end of the child's stderr here too: a temporary work folder goes with its logs
