@@ -162,11 +162,10 @@ def index(root: Path) -> dict[tuple[str, str], list[tuple[str, Path]]]:
                     if p.is_symlink():
                         continue
                     try:
-                        data = p.read_bytes()
+                        sha = digest(p)
                     except OSError:
                         continue
-                    out[key_of(test.name, p.relative_to(test).as_posix())].append(
-                        (hashlib.sha256(data).hexdigest(), p))
+                    out[key_of(test.name, p.relative_to(test).as_posix())].append((sha, p))
     return out
 
 
